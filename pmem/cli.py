@@ -1,0 +1,253 @@
+"""The `pmem` command: inspect, validate, replay into and export a P-Mem store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from pmem.graph import InvalidOperation, StoreError, Version
+from pmem.memory import Memory
+from pmem.patch import Patch
+
+EPILOG = """\
+examples:
+  pmem replay notes.sqlite ops.jsonl     apply one typed operation (or patch) per line
+  pmem show notes.sqlite                 the active frontier, one `key = value` line per cell
+  pmem show notes.sqlite client.budget --history
+  pmem check notes.sqlite                validate every link and invariant (exit 1 on problems)
+  pmem export notes.sqlite --heads       the register as JSON lines
+  pmem demo                              the paper's stories, end to end
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except StoreError as err:
+        print(f"pmem: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `pmem export ... | head`
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pmem",
+        description="Provenant Memory: inspect and maintain a provenance-graph store.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(required=True, metavar="COMMAND")
+
+    s = sub.add_parser("show", help="print the frontier, or one key's cell")
+    s.add_argument("store")
+    s.add_argument("key", nargs="?", help="one key; omit for the whole frontier")
+    s.add_argument("--history", action="store_true", help="every version with its links and times")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=_show)
+
+    c = sub.add_parser("check", help="validate the store (exit 1 when an invariant fails)")
+    c.add_argument("store")
+    c.set_defaults(func=_check)
+
+    r = sub.add_parser(
+        "replay",
+        help="apply a JSON-lines file of operations",
+        description=(
+            "Apply OPS one line at a time, in one transaction. Each line is a patch object "
+            "(fields op, key, old_value, new_value, status, supersedes, evidence, valid_from, at), "
+            'e.g. {"op": "accept", "key": "budget", "new_value": "$30k"} or '
+            '{"op": "revise", "key": "budget", "old_value": "$30k", "new_value": "$50k"}. '
+            'A line may add "observe": TEXT (and "source") to record its evidence first, and '
+            '"hard_commit": true. On an invalid line nothing from the file is kept, unless '
+            "--keep-going, which skips such lines as noops and counts them."
+        ),
+    )
+    r.add_argument("store")
+    r.add_argument("ops")
+    r.add_argument("--keep-going", action="store_true", help="skip invalid operations (noop)")
+    r.set_defaults(func=_replay)
+
+    e = sub.add_parser("export", help="the register: one JSON record per version with its links")
+    e.add_argument("store")
+    e.add_argument("--heads", action="store_true", help="only the current value of each key")
+    e.set_defaults(func=_export)
+
+    d = sub.add_parser("demo", help="the paper's Figure 1 story and the $30k/$50k retraction")
+    d.add_argument("--store", help="keep the demo's SQLite store at this path")
+    d.set_defaults(func=_demo)
+    return p
+
+
+def _open_existing(path: str) -> Memory:
+    if not os.path.exists(path):
+        raise StoreError(f"{path}: no such store")
+    return Memory(path)
+
+
+def _show(args: argparse.Namespace) -> int:
+    with _open_existing(args.store) as m:
+        if args.key is None:
+            if args.json:
+                _print_json([c.to_dict() for c in m.frontier()])
+            else:
+                disclose = (
+                    ("alternatives", "history", "support") if args.history else ("alternatives",)
+                )
+                text = m.render(disclose=disclose)
+                print(text if text else "(no current values)")
+            return 0
+        if args.key not in m.keys():
+            print(f"pmem: {args.store}: no key {args.key!r}", file=sys.stderr)
+            return 1
+        cell = m.cell(args.key)
+        if args.json:
+            payload = cell.to_dict()
+            if args.history:
+                payload["versions"] = [v.to_dict() for v in m.versions(args.key)]
+            _print_json(payload)
+            return 0
+        print(m.render([cell], disclose=("alternatives", "support")))
+        if args.history:
+            for v in reversed(m.versions(args.key)):
+                print("  " + _describe(m, v))
+        return 0
+
+
+def _describe(m: Memory, v: Version) -> str:
+    links = [f"supersedes {v.supersedes}"] if v.supersedes else []
+    if v.alternative_of:
+        links.append(f"alternative of {v.alternative_of}")
+    if v.closed_by:
+        links.append(f"closed by {v.closed_by}")
+    if v.tombstone:
+        links.append(f"tombstone {v.tombstone}")
+    valid = f"valid {v.valid_from:%Y-%m-%d}" + (f"..{v.valid_to:%Y-%m-%d}" if v.valid_to else "..")
+    evidence = "; ".join(repr(m.evidence(e).text) for e in v.evidence)
+    parts = [
+        f"{v.id:<7} {v.status:<12} {v.value!r}",
+        f"recorded {v.recorded_at:%Y-%m-%d %H:%M}",
+        valid,
+    ]
+    parts += links + ([f"evidence {evidence}"] if evidence else [])
+    return " | ".join(parts)
+
+
+def _check(args: argparse.Namespace) -> int:
+    with _open_existing(args.store) as m:
+        problems = m.check()
+        for p in problems:
+            print(p)
+        s = m.stats()
+        verdict = f"{len(problems)} problem(s)" if problems else "ok"
+        print(
+            f"{args.store}: {verdict}: {s['keys']} keys ({s['current']} current), "
+            f"{s['versions']} versions, {s['evidence']} evidence, {s['log_entries']} log entries"
+        )
+        return 1 if problems else 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    lines = _read_ops(args.ops)
+    if lines is None:
+        return 2
+    decisions: Counter[str] = Counter()
+    with Memory(args.store) as m:
+        try:
+            with m.batch():
+                for number, line in lines:
+                    where = f"{args.ops}:{number}"
+                    try:
+                        decisions[_apply_line(m, line, where)] += 1
+                    except InvalidOperation as err:
+                        if not args.keep_going:
+                            raise InvalidOperation(err.key, f"{where}: {err.reason}") from None
+                        decisions["skipped (noop)"] += 1
+                        print(f"pmem: skipped {where}: {err}", file=sys.stderr)
+        except InvalidOperation as err:
+            print(f"pmem: {err}; nothing from {args.ops} was applied", file=sys.stderr)
+            return 2
+    summary = ", ".join(f"{n} {d}" for d, n in sorted(decisions.items()))
+    print(f"{args.store}: applied {len(lines)} line(s): {summary or 'nothing'}")
+    return 0
+
+
+def _read_ops(path: str) -> list[tuple[int, dict[str, Any]]] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = f.readlines()
+    except OSError as err:
+        print(f"pmem: {path}: {err.strerror}", file=sys.stderr)
+        return None
+    out = []
+    for number, text in enumerate(raw, 1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except json.JSONDecodeError as err:
+            print(
+                f"pmem: {path}:{number}: not JSON ({err.msg}); nothing was applied", file=sys.stderr
+            )
+            return None
+        if not isinstance(line, dict):
+            print(
+                f"pmem: {path}:{number}: expected a JSON object; nothing was applied",
+                file=sys.stderr,
+            )
+            return None
+        out.append((number, line))
+    return out
+
+
+def _apply_line(m: Memory, line: dict[str, Any], where: str) -> str:
+    line = dict(line)
+    hard = bool(line.pop("hard_commit", False))
+    text, source = line.pop("observe", None), line.pop("source", "user")
+    patch = Patch.from_dict(line, where)
+    if text is not None:
+        evidence = m.observe(text, source=source, at=patch.at)
+        patch = Patch(**{**line, "evidence": evidence})
+    return m.apply(patch, hard_commit=hard).decision
+
+
+def _export(args: argparse.Namespace) -> int:
+    with _open_existing(args.store) as m:
+        for key in m.keys():
+            versions = m.versions(key)
+            if args.heads:
+                head = m.cell(key).head
+                versions = [head] if head else []
+            for v in versions:
+                record = v.to_dict()
+                record["evidence"] = [
+                    {
+                        "id": e,
+                        "text": m.evidence(e).text,
+                        "source": m.evidence(e).source,
+                        "at": m.evidence(e).at.isoformat(),
+                    }
+                    for e in v.evidence
+                ]
+                print(json.dumps(record, ensure_ascii=False))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from pmem.demo import run
+
+    return run(args.store)
+
+
+def _print_json(payload: Any) -> None:
+    print(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

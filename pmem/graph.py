@@ -1,0 +1,186 @@
+"""The node, edge and status vocabulary of the provenance graph (paper §3.2, Appendix A.1).
+
+Everything here is an immutable snapshot handed to callers; the mutable graph lives in
+`pmem.state`, and the operation log that it is derived from lives in `pmem.store`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+# Version statuses. The paper names them twice (§3.4 and A.1) with different spellings; we use the
+# §3.4 vocabulary plus `alternative` (A.1), and DESIGN.md's contract fixes exactly this set.
+ACTIVE = "active"
+CONTESTED = "contested"
+ALTERNATIVE = "alternative"
+SUPERSEDED = "superseded"
+CONTRADICTED = "contradicted"
+REVOKED = "revoked"
+STATUSES = (ACTIVE, CONTESTED, ALTERNATIVE, SUPERSEDED, CONTRADICTED, REVOKED)
+
+OPEN = frozenset({ACTIVE, CONTESTED, ALTERNATIVE})
+HEAD = frozenset({ACTIVE, CONTESTED})
+# A version recorded wrongly (contradicted) or retracted (revoked) never held, so rollback never
+# reinstates it and valid-time queries never return it (§3.3 "Rollback along the supersedes chain").
+NEVER_HELD = frozenset({CONTRADICTED, REVOKED})
+
+# Cell statuses (the frontier's view of a key).
+EMPTY = "empty"
+CELL_STATUSES = (ACTIVE, CONTESTED, EMPTY)
+
+# The six typed operations of Eq. 4; `support` is the paper's noop.
+OPERATIONS = ("accept", "reject", "contest", "resolve", "revoke", "support")
+
+# Citation statuses (field report: "stale" vs "unfounded" dependants). `contested` goes beyond the
+# report: the cited value is an open alternative whose contest has not been settled yet.
+CURRENT, STALE, UNFOUNDED = "current", "stale", "unfounded"
+
+# Node id prefixes. Every node created by log entry `seq` is numbered `seq`, so ids are never
+# reused as long as sequence numbers are not (SQLite AUTOINCREMENT guarantees that across deletes).
+PREFIX = {"evidence": "e", "version": "v", "operation": "op", "tombstone": "t"}
+
+
+class InvalidOperation(ValueError):
+    """An operation whose precondition fails, or malformed input to one.
+
+    `key` names the cell (None when the problem is not about one) and `reason` says what was
+    wrong; the message carries both. The write path turns this into a noop, as the paper does.
+    """
+
+    def __init__(self, key: str | None, reason: str):
+        self.key = key
+        self.reason = reason
+        super().__init__(f"{key!r}: {reason}" if key is not None else reason)
+
+
+class StoreError(Exception):
+    """A store file that cannot be used: not SQLite, not P-Mem, a newer schema, a corrupt log."""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    id: str
+    text: str
+    source: str
+    at: dt.datetime  # when memory received the observation (recorded time)
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One (key, value) a cell has held or been offered, with its links.
+
+    `supersedes` and `alternative_of` are the outgoing edges of §3.2; `evidence` the
+    supported-by edges; `valid_to` is derived from the successor on the current chain and never
+    stored (field report, "Only recorded time").
+    """
+
+    id: str
+    key: str
+    value: str
+    status: str
+    supersedes: str | None
+    alternative_of: str | None
+    evidence: tuple[str, ...]
+    valid_from: dt.datetime | None
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+    operation: str
+    support: int
+    confirmed_at: dt.datetime
+    closed_by: str | None
+    tombstone: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "key": self.key,
+            "value": self.value,
+            "status": self.status,
+            "supersedes": self.supersedes,
+            "alternative_of": self.alternative_of,
+            "evidence": list(self.evidence),
+            "valid_from": iso(self.valid_from),
+            "valid_to": iso(self.valid_to),
+            "recorded_at": iso(self.recorded_at),
+            "operation": self.operation,
+            "support": self.support,
+            "confirmed_at": iso(self.confirmed_at),
+            "closed_by": self.closed_by,
+            "tombstone": self.tombstone,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """The materialized view of one key (§3.4, A.3): the head first, provenance behind it."""
+
+    key: str
+    head: Version | None
+    alternatives: tuple[Version, ...] = ()
+    history: tuple[Version, ...] = field(default=())  # closed versions, newest first
+
+    @property
+    def value(self) -> str | None:
+        return self.head.value if self.head else None
+
+    @property
+    def status(self) -> str:
+        return self.head.status if self.head else EMPTY
+
+    @property
+    def support(self) -> int:
+        return self.head.support if self.head else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "value": self.value,
+            "status": self.status,
+            "support": self.support,
+            "head": self.head.to_dict() if self.head else None,
+            "alternatives": [v.to_dict() for v in self.alternatives],
+            "history": [v.to_dict() for v in self.history],
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Time. Contract: times accept ISO 8601 strings, dates and datetimes. Internally every time is an
+# aware UTC datetime; a date means midnight UTC and a naive datetime is taken as UTC.
+
+
+def to_time(value: Any, name: str) -> dt.datetime:
+    """Normalize a user-supplied time, naming the argument when it cannot be read."""
+    if isinstance(value, dt.datetime):
+        t = value
+    elif isinstance(value, dt.date):
+        t = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            t = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidOperation(
+                None, f"{name}={value!r} is not an ISO 8601 date or datetime"
+            ) from None
+    else:
+        raise InvalidOperation(
+            None,
+            f"{name} must be an ISO 8601 string, a date or a datetime, not {type(value).__name__}",
+        )
+    if t.tzinfo is None:
+        return t.replace(tzinfo=dt.UTC)
+    return t.astimezone(dt.UTC)
+
+
+def opt_time(value: Any, name: str) -> dt.datetime | None:
+    return None if value is None else to_time(value, name)
+
+
+def iso(t: dt.datetime | None) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def parse_iso(s: str | None) -> dt.datetime | None:
+    """Read back a time this package wrote (always ISO 8601 with an offset)."""
+    return None if s is None else dt.datetime.fromisoformat(s)

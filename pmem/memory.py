@@ -1,0 +1,596 @@
+"""`Memory`: the typed operations, rollback, materialization and queries of P-Mem.
+
+Every operation is planned here (arguments and preconditions checked, `InvalidOperation` on
+failure), written to the append-only log (`pmem.store`) and then applied to the derived graph
+(`pmem.state`). Reopening a store replays its log, so a persisted memory and an in-memory one
+that saw the same operations are equal by construction; `check()` verifies it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pmem.graph import (
+    ACTIVE,
+    ALTERNATIVE,
+    CONTESTED,
+    CURRENT,
+    HEAD,
+    NEVER_HELD,
+    OPEN,
+    REVOKED,
+    STALE,
+    STATUSES,
+    SUPERSEDED,
+    UNFOUNDED,
+    Cell,
+    Evidence,
+    InvalidOperation,
+    Version,
+    iso,
+    opt_time,
+    to_time,
+)
+from pmem.patch import Decision, Patch, decide
+from pmem.render import render as render_cells
+from pmem.state import State, V
+from pmem.store import Entry, MemoryLog, SQLiteLog
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """The outcome of `Memory.apply`: the controller's decision and the version it produced
+    (or the head after it, for operations that create none)."""
+
+    decision: str
+    key: str
+    version: str | None
+    forced: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    item: str
+    version: str
+    status: str  # current | stale | unfounded | contested
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class Memory:
+    """A provenance-graph memory: one current value per key, everything displaced retained.
+
+    `Memory()` lives in memory; `Memory(path)` persists to an SQLite file and reopening it
+    restores exactly the same state. `clock` supplies recorded times when an operation is not
+    given `at=` (tests and replays pin it).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], dt.datetime] = _utcnow,
+    ):
+        self._log: MemoryLog | SQLiteLog = MemoryLog() if path is None else SQLiteLog(path)
+        self._clock = clock
+        self._depth = 0
+        self._state = State.replay(self._log.entries())
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def path(self) -> str | None:
+        return self._log.path
+
+    def close(self) -> None:
+        self._log.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        s = self._state
+        where = self.path or "in memory"
+        return f"<Memory {where}: {len(s.head)} current keys, {len(s.versions)} versions>"
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Memory]:
+        """One transaction for many operations (bulk ingest). On an exception nothing inside the
+        batch is kept, in the file or in memory, and the exception propagates."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self._log.begin()
+        self._depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._log.rollback()
+            self._state = State.replay(self._log.entries())
+            raise
+        else:
+            self._log.commit()
+        finally:
+            self._depth = 0
+
+    # -- evidence -----------------------------------------------------------------------------
+
+    def observe(self, text: str, source: str = "user", at: Any = None) -> str:
+        """Record a raw observation (an evidence node); returns its id for `evidence=`."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidOperation(None, "observe: text must be a non-empty string")
+        if not isinstance(source, str) or not source.strip():
+            raise InvalidOperation(None, "observe: source must be a non-empty string")
+        entry = self._commit("observe", None, {"text": text, "source": source}, at)
+        return f"e{entry.seq}"
+
+    def evidence(self, evidence_id: str) -> Evidence:
+        try:
+            return self._state.evidence[evidence_id]
+        except KeyError:
+            raise KeyError(f"no evidence {evidence_id!r}") from None
+
+    # -- the six typed operations (Eq. 4, Table 2) ---------------------------------------------
+    # Operations that create a version return its id; the others return the id of the cell's
+    # head afterwards (None when the cell is left empty).
+
+    def accept(
+        self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
+    ) -> str:
+        """New head (active); the incumbent is retyped superseded and kept."""
+        key = _key(key)
+        body = self._version_body(key, value, evidence, valid_from)
+        return f"v{self._commit('accept', key, body, at).seq}"
+
+    def reject(
+        self,
+        key: str,
+        value: str | None = None,
+        evidence: Any = None,
+        valid_from: Any = None,
+        at: Any = None,
+    ) -> str | None:
+        """With a value: new head, the incumbent retyped contradicted (recorded wrong). Without:
+        the head is contradicted and the cell rolls back like `revoke`."""
+        key = _key(key)
+        head = self._head_or_fail(key, "reject")
+        if value is None:
+            self._not_contested(key, head, "reject without a value")
+            body = {"evidence": self._evidence_ids(key, evidence)}
+            self._commit("reject", key, body, at)
+            return self._head_id(key)
+        body = self._version_body(key, value, evidence, valid_from)
+        if body["value"] == head.value:
+            raise InvalidOperation(
+                key, f"reject: the new value {value!r} is the head it would contradict"
+            )
+        return f"v{self._commit('reject', key, body, at).seq}"
+
+    def contest(
+        self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
+    ) -> str:
+        """Attach a competing value as an alternative; the head becomes contested."""
+        key = _key(key)
+        head = self._head_or_fail(key, "contest")
+        body = self._version_body(key, value, evidence, valid_from)
+        taken = [head.value] + [a.value for a in self._state.alternatives.get(key, ())]
+        if body["value"] in taken:
+            which = "the head" if value == head.value else "an alternative"
+            raise InvalidOperation(key, f"contest: {value!r} is already {which}")
+        return f"v{self._commit('contest', key, body, at).seq}"
+
+    def resolve(self, key: str, value: str, evidence: Any = None, at: Any = None) -> str:
+        """Settle a contested cell: the chosen value heads it, every other one is contradicted."""
+        key = _key(key)
+        head = self._state.head.get(key)
+        if head is None or head.status != CONTESTED:
+            state = "empty" if head is None else head.status
+            raise InvalidOperation(key, f"resolve needs a contested cell; this one is {state}")
+        value = _value(key, value)
+        offered = [head.value] + [a.value for a in self._state.alternatives.get(key, ())]
+        if value not in offered:
+            raise InvalidOperation(
+                key,
+                f"resolve: {value!r} is neither the head nor an alternative; the contested "
+                f"values are {offered}",
+            )
+        self._commit(
+            "resolve", key, {"value": value, "evidence": self._evidence_ids(key, evidence)}, at
+        )
+        return self._head_id(key)  # type: ignore[return-value]
+
+    def revoke(self, key: str, evidence: Any = None, at: Any = None) -> str | None:
+        """Retract the head (tombstone); the nearest predecessor that held reopens, else empty."""
+        key = _key(key)
+        head = self._head_or_fail(key, "revoke")
+        self._not_contested(key, head, "revoke")
+        self._commit("revoke", key, {"evidence": self._evidence_ids(key, evidence)}, at)
+        return self._head_id(key)
+
+    def support(self, key: str, evidence: Any = None, at: Any = None) -> str:
+        """The paper's noop: the head gains a supported-by edge and a confirmation time."""
+        key = _key(key)
+        self._head_or_fail(key, "support")
+        self._commit("support", key, {"evidence": self._evidence_ids(key, evidence)}, at)
+        return self._head_id(key)  # type: ignore[return-value]
+
+    confirm = support  # field report: "a short confirms reading" is a support with a time
+
+    # -- the patch interface (§3.3) -----------------------------------------------------------
+
+    def apply(self, patch: Patch | dict[str, Any], hard_commit: bool = False) -> Applied:
+        """Classify a patch against the head and apply the chosen operation. A stale or
+        inapplicable patch raises `InvalidOperation`, unless `hard_commit`, which then installs
+        its new value as an accept."""
+        p = patch if isinstance(patch, Patch) else Patch.from_dict(patch)
+        key = _key(p.key)
+        head = self._state.head.get(key)
+        d = decide(p, head.id if head else None, head.value if head else None, hard_commit)
+        try:
+            return Applied(d.decision, key, self._run(key, d, p))
+        except InvalidOperation:
+            if not (hard_commit and p.new_value is not None and d.op != "accept"):
+                raise
+        d = Decision("create" if head is None else "accept", "accept", p.new_value)
+        return Applied(d.decision, key, self._run(key, d, p), forced=True)
+
+    def _run(self, key: str, d: Decision, p: Patch) -> str | None:
+        if d.op in ("accept", "reject", "contest"):
+            return getattr(self, d.op)(
+                key, d.value, evidence=p.evidence, valid_from=p.valid_from, at=p.at
+            )
+        if d.op == "resolve":
+            return self.resolve(key, d.value, evidence=p.evidence, at=p.at)  # type: ignore[arg-type]
+        return getattr(self, d.op)(key, evidence=p.evidence, at=p.at)
+
+    # -- materialization (§3.4, A.3) ----------------------------------------------------------
+
+    def cell(self, key: str) -> Cell:
+        return self._state.cell(_key(key))
+
+    def versions(self, key: str) -> list[Version]:
+        """Every version the key ever had (unless forgotten), in arrival order."""
+        key = _key(key)
+        vt = self._state.valid_to(key)
+        return [self._state.snapshot(v, vt) for v in self._state.by_key.get(key, ())]
+
+    def version(self, version_id: str) -> Version:
+        try:
+            return self._state.snapshot(self._state.versions[version_id])
+        except KeyError:
+            raise KeyError(f"no version {version_id!r}") from None
+
+    def keys(self) -> list[str]:
+        """Every key with at least one version, in order of first arrival."""
+        return list(self._state.by_key)
+
+    def frontier(self) -> list[Cell]:
+        """The active frontier: one cell per non-empty key, in order of first arrival."""
+        return [self._state.cell(k) for k in self._state.by_key if k in self._state.head]
+
+    def render(
+        self, keys_or_cells: Iterable[str | Cell] | None = None, disclose: Iterable[str] = ()
+    ) -> str:
+        """`key = value` lines, value first; `disclose` adds support / alternatives / history."""
+        if keys_or_cells is None:
+            cells: Iterable[Cell] = self.frontier()
+        elif isinstance(keys_or_cells, str | Cell):
+            cells = [keys_or_cells if isinstance(keys_or_cells, Cell) else self.cell(keys_or_cells)]
+        else:
+            cells = [c if isinstance(c, Cell) else self.cell(c) for c in keys_or_cells]
+        return render_cells(cells, disclose)
+
+    # -- time (field report: valid time vs recorded time) -------------------------------------
+
+    def as_of(self, key: str, valid_at: Any = None, recorded_at: Any = None) -> Version | None:
+        """`valid_at=D`: the version that held on D, by effective dates along the current chain.
+        `recorded_at=D`: the head memory believed on D, replayed from the log. Both: what memory
+        believed on `recorded_at` about `valid_at`. Neither: the current head."""
+        key = _key(key)
+        state = self._state
+        if recorded_at is not None:
+            until = to_time(recorded_at, "recorded_at")
+            state = State.replay(e for e in self._entries_of(key) if e.at <= until)
+        chain = state.chain(key)
+        if valid_at is not None:
+            when = to_time(valid_at, "valid_at")
+            chain = [v for v in chain if v.effective_from <= when]
+        if not chain:
+            return None
+        if recorded_at is None:
+            return self._state.snapshot(chain[0])
+        return state.snapshot(chain[0])
+
+    def unconfirmed(self, since: Any) -> list[Cell]:
+        """Heads neither admitted nor confirmed since `since` (a time, or a timedelta back from
+        now): the field report's "flag a chain head not confirmed within an agreed interval"."""
+        cutoff = (
+            self._clock() - since if isinstance(since, dt.timedelta) else to_time(since, "since")
+        )
+        return [
+            self._state.cell(v.key) for v in self._state.head.values() if v.confirmed_at < cutoff
+        ]
+
+    # -- citations (field report: stale vs unfounded dependants) ------------------------------
+
+    def cite(self, item: str, version_id: str, at: Any = None) -> None:
+        """Record that an outside item (a plan, a bet, a derived answer) rests on a version."""
+        if not isinstance(item, str) or not item.strip():
+            raise InvalidOperation(None, "cite: item must be a non-empty string")
+        v = self._state.versions.get(version_id)
+        if v is None:
+            raise InvalidOperation(None, f"cite: no version {version_id!r}")
+        self._commit("cite", v.key, {"item": item, "version": version_id}, at)
+
+    def citations(self, item: str | None = None) -> list[Citation]:
+        items = (
+            self._state.citations if item is None else {item: self._state.citations.get(item, [])}
+        )
+        return [
+            Citation(i, vid, _citation_status(self._state.versions[vid].status))
+            for i, vids in items.items()
+            for vid in vids
+        ]
+
+    def citation_status(self, item: str) -> str:
+        """The worst status among what `item` cites: unfounded > stale > contested > current."""
+        cites = self.citations(item)
+        if not cites:
+            raise KeyError(f"{item!r} cites nothing")
+        order = [UNFOUNDED, STALE, "contested", CURRENT]
+        return min((c.status for c in cites), key=order.index)
+
+    # -- privacy (Appendix G) -----------------------------------------------------------------
+
+    def forget(self, key: str) -> int:
+        """Hard delete: every log entry of the key, the evidence only it used and citations of
+        its versions go, in memory and on disk. Returns the number of log entries removed."""
+        key = _key(key)
+        if key not in self._state.by_key:
+            raise InvalidOperation(key, "forget: no such key")
+        mine = self._entries_of(key)
+        used_here = {e for entry in mine for e in entry.body.get("evidence", ())}
+        used_elsewhere = {
+            e
+            for k, versions in self._state.by_key.items()
+            if k != key
+            for v in versions
+            for e in v.evidence
+        }
+        orphans = {int(e[1:]) for e in used_here - used_elsewhere}
+        drop = {e.seq for e in mine} | orphans
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        with self.batch():
+            self._log.delete(drop)
+            self._commit("forget", None, {"key_sha256": digest, "entries": len(drop)}, None)
+            self._state = State.replay(self._log.entries())
+        if isinstance(self._log, SQLiteLog):
+            self._log.scrub()
+        return len(drop)
+
+    # -- validation ---------------------------------------------------------------------------
+
+    def check(self) -> list[str]:
+        """Every invariant of the graph and the store; [] when all hold."""
+        problems: list[str] = []
+        if isinstance(self._log, SQLiteLog):
+            problems += self._log.integrity()
+        try:
+            replayed = State.replay(self._log.entries())
+        except Exception as err:  # a corrupt log is a finding, not a crash of the validator
+            return [*problems, f"log does not replay: {err}"]
+        problems += _check_state(self._state, self._log.last_seq)
+        if _fingerprint(replayed) != _fingerprint(self._state):
+            problems.append("derived state differs from a fresh replay of the log")
+        return problems
+
+    def stats(self) -> dict[str, int]:
+        s = self._state
+        return {
+            "keys": len(s.by_key),
+            "current": len(s.head),
+            "versions": len(s.versions),
+            "evidence": len(s.evidence),
+            "operations": len(s.operations),
+            "log_entries": sum(1 for _ in self._log.entries()),
+        }
+
+    def entries(self) -> list[Entry]:
+        """The raw operation log, oldest first (for audit and export)."""
+        return list(self._log.entries())
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _commit(self, op: str, key: str | None, body: dict[str, Any], at: Any) -> Entry:
+        when = self._clock() if at is None else to_time(at, "at")
+        last = self._state.last_at
+        if last is not None and when < last:
+            raise InvalidOperation(
+                key,
+                f"at={when.isoformat()} precedes the last recorded operation "
+                f"({last.isoformat()}); recorded time only moves forward",
+            )
+        entry = Entry(self._log.allocate(), when, op, key, body)
+        self._log.append(entry)
+        self._state.apply(entry)
+        return entry
+
+    def _entries_of(self, key: str) -> list[Entry]:
+        return list(self._log.entries(key))
+
+    def _version_body(self, key: str, value: Any, evidence: Any, valid_from: Any) -> dict[str, Any]:
+        return {
+            "value": _value(key, value),
+            "evidence": self._evidence_ids(key, evidence),
+            "valid_from": iso(opt_time(valid_from, "valid_from")),
+        }
+
+    def _evidence_ids(self, key: str, evidence: Any) -> list[str]:
+        if evidence is None:
+            return []
+        ids = [evidence] if isinstance(evidence, str) else list(evidence)
+        for e in ids:
+            if not isinstance(e, str) or e not in self._state.evidence:
+                raise InvalidOperation(
+                    key, f"unknown evidence id {e!r} (record it with observe() first)"
+                )
+        return ids
+
+    def _head_or_fail(self, key: str, op: str) -> V:
+        head = self._state.head.get(key)
+        if head is None:
+            raise InvalidOperation(key, f"{op} needs a current value, but the cell is empty")
+        return head
+
+    def _not_contested(self, key: str, head: V, what: str) -> None:
+        if head.status == CONTESTED:
+            alts = [a.value for a in self._state.alternatives.get(key, ())]
+            raise InvalidOperation(
+                key,
+                f"{what} on a contested cell (head {head.value!r}, alternatives {alts}): "
+                "settle it with resolve() first",
+            )
+
+    def _head_id(self, key: str) -> str | None:
+        head = self._state.head.get(key)
+        return head.id if head else None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidOperation(
+            key if isinstance(key, str) else None,
+            f"a key must be a non-empty string, not {key!r}",
+        )
+    if "\n" in key or "\r" in key:
+        raise InvalidOperation(key, "a key must fit on one line")
+    return key
+
+
+def _value(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidOperation(key, f"a value must be a non-empty string, not {value!r}")
+    return value
+
+
+def _citation_status(status: str) -> str:
+    if status in HEAD:
+        return CURRENT
+    if status == ALTERNATIVE:
+        return "contested"
+    if status in NEVER_HELD:
+        return UNFOUNDED
+    return STALE
+
+
+def _fingerprint(state: State) -> tuple[Any, ...]:
+    return (
+        sorted(
+            (
+                v.id,
+                v.key,
+                v.value,
+                v.status,
+                v.supersedes,
+                v.alternative_of,
+                tuple(v.evidence),
+                v.support,
+                v.closed_by,
+                v.tombstone,
+            )
+            for v in state.versions.values()
+        ),
+        sorted((k, v.id) for k, v in state.head.items()),
+        sorted(state.evidence),
+        sorted(state.tombstones.items()),
+        sorted((k, tuple(v)) for k, v in state.citations.items()),
+    )
+
+
+def _num(node_id: str) -> int:
+    return int(node_id.lstrip("veopt"))
+
+
+def _check_state(s: State, last_seq: int) -> list[str]:
+    """The invariants of DESIGN.md's contract and the field report's validator."""
+    out: list[str] = []
+    ids = [*s.versions, *s.evidence, *s.operations, *s.tombstones]
+    if len(ids) != len(set(ids)):
+        out.append("a node id is used twice")
+    out += [
+        f"{i}: id above the log's last sequence number {last_seq}"
+        for i in ids
+        if _num(i) > last_seq
+    ]
+    for key, versions in s.by_key.items():
+        heads = [v for v in versions if v.status in HEAD]
+        if len(heads) > 1:
+            out.append(f"{key!r}: {len(heads)} heads ({', '.join(v.id for v in heads)})")
+        head = s.head.get(key)
+        if (head.id if head else None) != (heads[0].id if heads else None):
+            out.append(f"{key!r}: head index disagrees with statuses")
+        alts = [v for v in versions if v.status == ALTERNATIVE]
+        if head is not None and (head.status == CONTESTED) != bool(alts):
+            out.append(
+                f"{key!r}: head {head.id} is {head.status} with {len(alts)} open alternative(s)"
+            )
+        for v in versions:
+            if v.status not in STATUSES:
+                out.append(f"{v.id}: unknown status {v.status!r}")
+            if v.key != key:
+                out.append(f"{v.id}: filed under {key!r} but its key is {v.key!r}")
+            for name in ("supersedes", "alternative_of"):
+                target = getattr(v, name)
+                if target is None:
+                    continue
+                t = s.versions.get(target)
+                if t is None:
+                    out.append(f"{v.id}: {name} edge to missing {target}")
+                elif t.key != v.key or t.seq >= v.seq:
+                    out.append(
+                        f"{v.id}: {name} edge to {target} does not point backward within its key"
+                    )
+            if v.status == ALTERNATIVE and (head is None or v.alternative_of != head.id):
+                out.append(f"{v.id}: open alternative not attached to the head of {key!r}")
+            if v.status not in OPEN and v.closed_by is None:
+                out.append(f"{v.id}: {v.status} but nothing closed it")
+            if v.status == REVOKED and (
+                v.tombstone is None or s.tombstones.get(v.tombstone) != v.id
+            ):
+                out.append(f"{v.id}: revoked without a tombstone that revokes it")
+            if v.status == SUPERSEDED and v.closed_by not in s.versions:
+                out.append(f"{v.id}: superseded by missing {v.closed_by}")
+            out += [
+                f"{v.id}: supported-by edge to missing {e}"
+                for e in v.evidence
+                if e not in s.evidence
+            ]
+    for tid, vid in s.tombstones.items():
+        if vid not in s.versions:
+            out.append(f"{tid}: revokes missing {vid}")
+    for item, vids in s.citations.items():
+        out += [f"citation {item!r}: cites missing {vid}" for vid in vids if vid not in s.versions]
+    for key in s.head:
+        if key not in s.by_key:
+            out.append(f"{key!r}: head of a key with no versions")
+    if any(v.status == ACTIVE and s.head.get(v.key) is not v for v in s.versions.values()):
+        out.append("an active version is not its key's head")
+    return out

@@ -1,0 +1,130 @@
+"""The patch interface of §3.3: one revise-shaped object (op, key, old_value, new_value, status,
+supersedes) that a deterministic controller classifies against the cell's head.
+
+The controller is a pure function, so the write path, `pmem replay` and tests share it. A patch
+that does not fit the head (it expects a value the cell no longer holds) is refused with
+`InvalidOperation` unless `hard_commit` forces it, for structured corrections that must not be
+dropped.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, fields
+from typing import Any
+
+from pmem.graph import OPERATIONS, InvalidOperation
+
+PATCH_OPS = ("revise", *OPERATIONS, "noop")
+
+# What a revise patch's `status` says about the value it displaces, and so which operation
+# lowers it: an outdated value is superseded (accept), a wrong one contradicted (reject).
+REVISE_STATUS = {
+    None: "accept",
+    "active": "accept",
+    "superseded": "accept",
+    "contradicted": "reject",
+    "contested": "contest",
+    "alternative": "contest",
+    "revoked": "revoke",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    op: str
+    key: str
+    old_value: str | None = None
+    new_value: str | None = None
+    status: str | None = None
+    supersedes: str | None = None  # the version id or value the patch claims to replace
+    evidence: str | list[str] | None = None
+    valid_from: Any = None
+    at: Any = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "patch") -> Patch:
+        if not isinstance(data, dict):
+            raise InvalidOperation(
+                None, f"{where}: a patch is a JSON object, not {type(data).__name__}"
+            )
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise InvalidOperation(
+                data.get("key"), f"{where}: unknown field(s) {unknown}; a patch has {names}"
+            )
+        for required in ("op", "key"):
+            if required not in data:
+                raise InvalidOperation(data.get("key"), f"{where}: missing field {required!r}")
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the controller chose: `decision` is create / accept / reject / contest / resolve /
+    revoke / support; `op` the typed operation that carries it out."""
+
+    decision: str
+    op: str
+    value: str | None
+
+
+def decide(
+    patch: Patch, head_id: str | None, head_value: str | None, hard_commit: bool
+) -> Decision:
+    op = "support" if patch.op == "noop" else patch.op
+    if op not in PATCH_OPS:
+        hint = difflib.get_close_matches(str(patch.op), PATCH_OPS, n=1)
+        raise InvalidOperation(
+            patch.key,
+            f"unknown patch op {patch.op!r}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + f"; valid ops: {', '.join(PATCH_OPS)}",
+        )
+    _check_expectation(patch, head_id, head_value, hard_commit)
+    new = patch.new_value
+    if op == "revise":
+        if patch.status not in REVISE_STATUS:
+            raise InvalidOperation(
+                patch.key,
+                f"unknown patch status {patch.status!r}; valid: "
+                + ", ".join(str(s) for s in REVISE_STATUS),
+            )
+        if head_value is None:
+            if new is None:
+                raise InvalidOperation(patch.key, "revise on an empty cell needs a new_value")
+            return Decision("create", "accept", new)
+        op = REVISE_STATUS[patch.status]
+        if new is None and op not in ("revoke", "reject"):
+            raise InvalidOperation(
+                patch.key, "revise without a new_value needs status 'revoked' or 'contradicted'"
+            )
+        if new is not None and new == head_value:
+            return Decision("support", "support", None)
+    if op in ("accept", "contest", "resolve") and new is None:
+        raise InvalidOperation(patch.key, f"{op} needs a new_value")
+    if op in ("revoke", "support"):
+        new = None
+    decision = "create" if op == "accept" and head_value is None else op
+    return Decision(decision, op, new)
+
+
+def _check_expectation(
+    patch: Patch, head_id: str | None, head_value: str | None, hard_commit: bool
+) -> None:
+    """A patch naming the value it replaces must match the head, or it is stale."""
+    if hard_commit:
+        return
+    if patch.old_value is not None and patch.old_value != head_value:
+        raise InvalidOperation(
+            patch.key,
+            f"stale patch: it expects the current value {patch.old_value!r} but the cell holds "
+            f"{head_value!r} (hard_commit=True applies it anyway)",
+        )
+    if patch.supersedes is not None and patch.supersedes not in (head_id, head_value):
+        raise InvalidOperation(
+            patch.key,
+            f"stale patch: it supersedes {patch.supersedes!r} but the head is "
+            f"{head_id} = {head_value!r} (hard_commit=True applies it anyway)",
+        )
