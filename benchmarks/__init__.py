@@ -1,1 +1,1 @@
-"""Benchmark loaders and generators, scorers, statistics and the runner (arrive with the harness)."""
+"""Benchmark loaders and generators, scorers, statistics and the runner."""

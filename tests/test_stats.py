@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 import pytest
 from hypothesis import given
@@ -141,14 +140,6 @@ def test_bootstrap_interval_roughly_matches_normal_theory() -> None:
     result = paired_bootstrap_ci(a, b)
     assert result.low == pytest.approx(mean - 1.96 * se, abs=0.01)
     assert result.high == pytest.approx(mean + 1.96 * se, abs=0.01)
-
-
-def test_bootstrap_is_fast() -> None:
-    a, b = _outcomes(500, 0.7, 1), _outcomes(500, 0.6, 2)
-    start = time.perf_counter()
-    paired_bootstrap_ci(a, b, iterations=10_000)
-    # Budget is "well under 2 s"; allow slack for slow CI machines.
-    assert time.perf_counter() - start < 2.0
 
 
 @pytest.mark.parametrize(
