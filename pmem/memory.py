@@ -515,11 +515,14 @@ def _fingerprint(state: State) -> tuple[Any, ...]:
                 v.support,
                 v.closed_by,
                 v.tombstone,
+                v.valid_from,
+                v.recorded_at,
+                v.confirmed_at,
             )
             for v in state.versions.values()
         ),
         sorted((k, v.id) for k, v in state.head.items()),
-        sorted(state.evidence),
+        sorted(state.evidence.values(), key=lambda e: e.id),
         sorted(state.tombstones.items()),
         sorted((k, tuple(v)) for k, v in state.citations.items()),
     )

@@ -1,0 +1,51 @@
+"""Long-context baseline: no memory structure, the most recent history that fits the budget.
+
+The paper's FactConsolidation long-context arm reads the most recent 56,000 characters
+(Appendix B.4); LongMemEval's reads the full haystack oldest first up to the reader's window.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from baselines.base import Context, MemoryArm, Services
+from benchmarks.types import Event, Question
+
+
+class LongContextArm(MemoryArm):
+    def __init__(
+        self, services: Services | None = None, max_chars: int = 56_000, separator: str = "\n"
+    ) -> None:
+        super().__init__(services)
+        self.max_chars = max_chars
+        self.separator = separator
+        self.events: list[Event] = []
+
+    async def ingest(self, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+
+    async def read(self, question: Question) -> Context:
+        kept: list[Event] = []
+        size = 0
+        for event in reversed(self.events):  # newest first until the budget is spent
+            size += len(event.text) + len(self.separator)
+            if size > self.max_chars + len(self.separator):
+                break
+            kept.append(event)
+        kept.reverse()
+        text = self.separator.join(e.text for e in kept)
+        return Context(text, tuple(e.id for e in kept), {"dropped": len(self.events) - len(kept)})
+
+    def save(self, directory: Path) -> bool:
+        rows = [{"id": e.id, "text": e.text, "at": e.at} for e in self.events]
+        (directory / "events.json").write_text(json.dumps(rows, ensure_ascii=False))
+        return True
+
+    def load(self, directory: Path) -> bool:
+        path = directory / "events.json"
+        if not path.exists():
+            return False
+        self.events = [Event(r["id"], r["text"], r.get("at")) for r in json.loads(path.read_text())]
+        return True

@@ -1,0 +1,164 @@
+"""The stages of a run: ingest -> snapshot -> read -> answer (-> predictions.jsonl), then
+score (-> scores.jsonl) and summarize (-> summary.json). Each stage reads what the previous one
+wrote, so any stage can be rerun alone."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import statistics
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from baselines.base import MemoryArm, Services
+from benchmarks.runs import RunFolder
+from benchmarks.stats import binomial_ci
+from benchmarks.types import Benchmark, Episode, Question
+
+if TYPE_CHECKING:
+    from benchmarks.stack import ModelStack
+
+SNAPSHOT_DONE = ".complete"
+
+
+def questions_left(
+    episodes: Sequence[Episode], done: set[str]
+) -> list[tuple[Episode, list[Question]]]:
+    out = []
+    for ep in episodes:
+        left = [q for q in ep.questions if q.id not in done]
+        if left:
+            out.append((ep, left))
+    return out
+
+
+async def answer_stage(
+    run: RunFolder,
+    bench: Benchmark,
+    episodes: Sequence[Episode],
+    arm_factory: Callable[..., MemoryArm],
+    stack: ModelStack,
+    *,
+    episode_concurrency: int = 4,
+    progress: bool = True,
+) -> int:
+    """Answer every question not yet in predictions.jsonl; returns how many were answered."""
+    done = {r["id"] for r in run.predictions.read()}
+    todo = questions_left(episodes, done)
+    total = sum(len(qs) for _, qs in todo)
+    if not total:
+        return 0
+    needs = getattr(getattr(arm_factory, "func", arm_factory), "needs", ())
+    services = Services(**{role: await stack.get(role) for role in needs})
+    reader = await stack.get("reader")
+    gate = asyncio.Semaphore(episode_concurrency)
+    bar = tqdm(total=total, desc="answer", unit="q", disable=not progress, dynamic_ncols=True)
+
+    async def episode(ep: Episode, questions: list[Question]) -> None:
+        async with gate:
+            arm = arm_factory(services=services)
+            snapshot = run.snapshots / _safe(ep.id)
+            if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
+                await arm.ingest(ep.events)
+                snapshot.mkdir(parents=True, exist_ok=True)
+                if arm.save(snapshot):
+                    (snapshot / SNAPSHOT_DONE).touch()
+            await asyncio.gather(*(answer(arm, ep, q) for q in questions))
+
+    async def answer(arm: MemoryArm, ep: Episode, q: Question) -> None:
+        context = await arm.read(q)
+        tokens = await reader.count_tokens(context.text)
+        result = await reader.complete(bench.answer_messages(q, context.text))
+        run.predictions.append(
+            {
+                "id": q.id,
+                "episode": ep.id,
+                "question": q.text,
+                "golds": list(q.golds),
+                "meta": q.meta,
+                "prediction": result.text,
+                "context_chars": len(context.text),
+                "context_tokens": tokens.n,
+                "context_tokens_exact": tokens.exact,
+                "context_items": len(context.ids),
+            }
+        )
+        bar.update()
+
+    try:
+        await asyncio.gather(*(episode(ep, qs) for ep, qs in todo))
+    finally:
+        bar.close()
+    return total
+
+
+async def score_stage(
+    run: RunFolder, scorers: dict[str, Any], stack: ModelStack, *, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Score every saved prediction with every scorer; rewrites scores.jsonl whole (judge calls
+    come from the response cache, so a rescore re-pays nothing)."""
+    predictions = unique_by_id(run.predictions.read())
+    models = {role: await stack.get(role) for s in scorers.values() for role in s.needs}
+    bar = tqdm(
+        total=len(predictions), desc="score", unit="q", disable=not progress, dynamic_ncols=True
+    )
+
+    async def one(record: dict[str, Any]) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": record["id"]}
+        for name, scorer in scorers.items():
+            row[name] = await scorer.score(record, models)
+        bar.update()
+        return row
+
+    try:
+        rows = await asyncio.gather(*(one(r) for r in predictions))
+    finally:
+        bar.close()
+    rows.sort(key=lambda r: r["id"])
+    run.scores.rewrite(rows)
+    return rows
+
+
+def unique_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """First record per id (a duplicate can only come from a hand-merged file)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in records:
+        seen.setdefault(r["id"], r)
+    return sorted(seen.values(), key=lambda r: r["id"])
+
+
+def summarize(
+    predictions: list[dict[str, Any]], scores: list[dict[str, Any]], expected: int
+) -> dict[str, Any]:
+    """Accuracy per scorer with n and a 95% Wilson interval; read size per question."""
+    out: dict[str, Any] = {
+        "n": len(predictions),
+        "expected": expected,
+        "complete": len(predictions) == expected,
+        "scores": {},
+    }
+    for name in sorted({k for row in scores for k in row if k != "id"}):
+        outcomes = [bool(row[name]["correct"]) for row in scores if "correct" in row.get(name, {})]
+        if outcomes:
+            k = sum(outcomes)
+            low, high = binomial_ci(k, len(outcomes))
+            out["scores"][name] = {
+                "accuracy": k / len(outcomes),
+                "correct": k,
+                "n": len(outcomes),
+                "ci95": [low, high],
+            }
+    if predictions:
+        out["read"] = {
+            "mean_chars": statistics.fmean(p["context_chars"] for p in predictions),
+            "mean_tokens": statistics.fmean(p["context_tokens"] for p in predictions),
+            "tokens_exact": all(p["context_tokens_exact"] for p in predictions),
+        }
+    return out
+
+
+@functools.cache
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

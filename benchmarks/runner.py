@@ -1,0 +1,196 @@
+"""`pmem-bench`: compose an arm, a benchmark, model profiles and scorers (Hydra), then run.
+
+    pmem-bench experiment=smoke                    # the local profile: a real small model
+    pmem-bench experiment=smoke llm=scripted       # a dry run against a scripted server
+    pmem-bench experiment=smoke run.rescore=true   # score saved predictions again
+    pmem-bench experiment=smoke --cfg job          # print the composed config
+
+Rerunning a config resumes its run folder (runs/<experiment>/<arm>__<benchmark>__<hash>/).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from benchmarks.pipeline import answer_stage, score_stage, summarize, unique_by_id
+from benchmarks.runs import RunFolder, manifest
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "experiment")
+META_KEYS = ("name",)  # config keys that describe a component rather than construct it
+
+
+class UsageError(ValueError):
+    """A command line or config that cannot run; printed without a traceback."""
+
+
+def choices(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def check_overrides(argv: list[str]) -> None:
+    """Name an unknown arm, benchmark or profile before Hydra does, with a did-you-mean."""
+    for arg in argv:
+        group, sep, value = arg.lstrip("+~").partition("=")
+        if not sep or group not in GROUPS or value in ("null", ""):
+            continue
+        valid = choices(group)
+        if value not in valid:
+            hint = difflib.get_close_matches(value, valid, n=1)
+            raise UsageError(
+                f"unknown {group} {value!r}"
+                + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                + f"; valid {group} choices: {', '.join(valid)}"
+            )
+
+
+def build(node: DictConfig, **kwargs: Any) -> Any:
+    spec = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(spec, dict)
+    for key in META_KEYS:
+        spec.pop(key, None)
+    return instantiate(spec, **kwargs)
+
+
+def execute(cfg: DictConfig) -> dict[str, Any]:
+    """Run (or resume, or rescore) one composed config; returns the summary."""
+    from benchmarks.stack import ModelStack
+    from pmem.models.cache import ResponseCache
+    from pmem.models.usage import UsageMeter
+
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    bench = build(cfg.benchmark)
+    arm_factory = build(cfg.arm, _partial_=True)
+    scorers = {name: build(node) for name, node in cfg.scorers.items()}
+    episodes = bench.episodes()
+    if cfg.run.limit is not None:
+        episodes = _limit(episodes, int(cfg.run.limit))
+    expected = sum(len(e.questions) for e in episodes)
+    run = RunFolder.for_config(cfg.run.root, cfg.name, cfg.arm.name, cfg.benchmark.name, resolved)
+    prompts = {**bench.prompts(), **{f"arm.{k}": v for k, v in _arm_prompts(arm_factory).items()}}
+    previous = run.read_json("manifest.json")
+    info = manifest(resolved, bench.fingerprint(), prompts)
+    if previous:
+        info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
+    run.write_json("manifest.json", info)
+    print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
+    if cfg.run.dry_run:
+        print(OmegaConf.to_yaml(cfg))
+        return {"dry_run": True, "run": str(run.path)}
+
+    cache = ResponseCache(cfg.run.cache)
+    meter = UsageMeter()
+    stack = ModelStack(resolved, cache, meter, run.logs)
+    started = time.perf_counter()
+
+    async def stages() -> list[dict[str, Any]]:
+        try:
+            if not cfg.run.rescore:
+                await answer_stage(
+                    run,
+                    bench,
+                    episodes,
+                    arm_factory,
+                    stack,
+                    episode_concurrency=cfg.run.episode_concurrency,
+                    progress=cfg.run.progress,
+                )
+            return await score_stage(run, scorers, stack, progress=cfg.run.progress)
+        finally:
+            await stack.close()
+
+    try:
+        rows = asyncio.run(stages())
+    finally:
+        stack.stop_servers()
+    wall = time.perf_counter() - started
+    predictions = unique_by_id(run.predictions.read())
+    summary = summarize(predictions, rows, expected)
+    summary.update(
+        {
+            "run": str(run.path),
+            "usage": meter.to_dict(),
+            "wall_s": round(wall, 2),
+            "rescore": bool(cfg.run.rescore),
+        }
+    )
+    run.write_json("summary.json", summary)
+    print(report(summary))
+    print(f"cost: {meter.summary_line()} | wall {wall:,.1f} s")
+    return summary
+
+
+def report(summary: dict[str, Any]) -> str:
+    lines = [
+        f"{summary['n']}/{summary['expected']} questions answered"
+        + ("" if summary["complete"] else "  (incomplete: rerun to resume)")
+    ]
+    for name, s in summary["scores"].items():
+        low, high = s["ci95"]
+        lines.append(
+            f"  {name:<12} {s['correct']}/{s['n']} = {100 * s['accuracy']:.1f}%"
+            f"  [95% CI {100 * low:.1f}–{100 * high:.1f}]"
+        )
+    if "read" in summary:
+        r = summary["read"]
+        kind = "tokens" if r["tokens_exact"] else "tokens (approx.)"
+        lines.append(f"  read size    {r['mean_chars']:,.0f} chars, {r['mean_tokens']:,.0f} {kind}")
+    return "\n".join(lines)
+
+
+def _limit(episodes: list[Any], n: int) -> list[Any]:
+    out, left = [], n
+    for ep in episodes:
+        if left <= 0:
+            break
+        qs = ep.questions[:left]
+        left -= len(qs)
+        out.append(type(ep)(ep.id, ep.events, tuple(qs)))
+    return out
+
+
+def _arm_prompts(factory: Any) -> dict[str, str]:
+    return dict(getattr(getattr(factory, "func", factory), "prompts", {}) or {})
+
+
+@hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
+def _hydra_entry(cfg: DictConfig) -> None:
+    from benchmarks.stack import ConfigError
+    from pmem.models.client import ModelError
+
+    try:
+        execute(cfg)
+    except (UsageError, ConfigError, ModelError) as err:
+        print(f"pmem-bench: error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    # Slurm's pre-emption and `kill` send SIGTERM: unwind like Ctrl-C so servers are stopped and
+    # files closed; the requeued job resumes from predictions.jsonl.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> None:
+    try:
+        check_overrides(sys.argv[1:])
+    except UsageError as err:
+        print(f"pmem-bench: error: {err}", file=sys.stderr)
+        sys.exit(2)
+    signal.signal(signal.SIGTERM, _terminate)
+    _hydra_entry()
+
+
+if __name__ == "__main__":
+    main()
