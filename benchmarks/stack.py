@@ -104,8 +104,9 @@ class ModelStack:
         if server:
             key = json.dumps(server, sort_keys=True)
             if key not in self._servers:
-                name = server.get("name", group)
-                started = instantiate(server, log_path=str(self.log_dir / f"{name}.log"))
+                options = dict(server)
+                name = options.pop("name", group)
+                started = instantiate(options, log_path=str(self.log_dir / f"{name}.log"))
                 started.start()
                 self._servers[key] = started
             return self._servers[key].base_url

@@ -65,6 +65,7 @@ def test_an_object_or_array_inside_prose_parses_back_equal(
         ('```json\n{"code": "```inner```"}\n```', {"code": "```inner```"}),
         ('{"a": 1}', {"a": 1}),
         ("null", None),
+        ('["<think>kept</think>"]', ["<think>kept</think>"]),
     ],
 )
 def test_typical_replies(text: str, expected: object) -> None:

@@ -540,7 +540,9 @@ class ChatModel(_ModelClient):
         """The JSON sent to /chat/completions (everything in it is semantic)."""
         body: dict[str, Any] = dict(self.extra_body)
         body["model"] = self.endpoint.model
-        body["messages"] = _user(messages) if isinstance(messages, str) else list(messages)
+        body["messages"] = (
+            _user(messages) if isinstance(messages, str) else [dict(m) for m in messages]
+        )
         body["temperature"] = self.temperature if temperature is None else temperature
         body["max_tokens"] = self.max_tokens if max_tokens is None else max_tokens
         if schema is not None:
@@ -629,6 +631,28 @@ class ChatModel(_ModelClient):
         Tries llama.cpp's /tokenize shape first (vLLM rejects it with 400, while llama.cpp
         would answer vLLM's shape with an empty list), then vLLM's, and remembers what worked.
         """
+        key = cache_key(
+            {
+                "kind": "tokenize",
+                "model": self.endpoint.model,
+                "revision": self.endpoint.revision,
+                "text": text,
+            }
+        )
+        stored = self.cache.get(key)
+        if stored is not None:  # a resumed run re-pays no tokenize call either
+            return TokenCount(stored["n"], stored["exact"], stored["method"])
+        count = await self._count_tokens(text)
+        if count.exact:
+            self.cache.put(
+                key,
+                {"n": count.n, "exact": True, "method": count.method},
+                kind="tokenize",
+                model=self.endpoint.model,
+            )
+        return count
+
+    async def _count_tokens(self, text: str) -> TokenCount:
         method = self._tokenize_method
         if method in (None, "llama.cpp"):
             n = await self._tokenize({"content": text}, lambda d: len(d["tokens"]))

@@ -14,7 +14,8 @@ from typing import Any
 
 __all__ = ["StructuredOutputError", "parse_json"]
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+# Only a *leading* reasoning block is removed: "<think>" inside a JSON string is content.
+_THINK = re.compile(r"\A\s*<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # A fence opens with ``` plus an optional language tag on the same line.
 _FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _FENCE_GREEDY = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*)```", re.DOTALL)
@@ -34,7 +35,7 @@ def parse_json(text: str) -> Any:
     """
     if not isinstance(text, str):
         raise StructuredOutputError(f"expected text, got {type(text).__name__}")
-    stripped = _THINK.sub("", text).strip()
+    stripped = _THINK.sub("", text, count=1).strip()
     for candidate in _candidates(stripped):
         try:
             return json.loads(candidate)
