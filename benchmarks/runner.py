@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import logging
 import signal
 import sys
 import time
@@ -26,6 +27,7 @@ from benchmarks.pipeline import answer_stage, score_stage, summarize, unique_by_
 from benchmarks.runs import RunFolder, manifest
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+log = logging.getLogger("pmem.bench")
 GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "experiment")
 META_KEYS = ("name",)  # config keys that describe a component rather than construct it
 
@@ -68,6 +70,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     from pmem.models.cache import ResponseCache
     from pmem.models.usage import UsageMeter
 
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the bars
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     bench = build(cfg.benchmark)
@@ -84,9 +87,18 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     if previous:
         info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
     run.write_json("manifest.json", info)
+    log_file = _log_to(run.path / "run.log")
     print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
+    log.info(
+        "start: %s x %s, %d questions, config %s",
+        cfg.arm.name,
+        cfg.benchmark.name,
+        expected,
+        info["config_sha256"][:10],
+    )
     if cfg.run.dry_run:
         print(OmegaConf.to_yaml(cfg))
+        logging.getLogger().removeHandler(log_file)
         return {"dry_run": True, "run": str(run.path)}
 
     cache = ResponseCache(cfg.run.cache)
@@ -112,8 +124,12 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
 
     try:
         rows = asyncio.run(stages())
+    except BaseException as err:
+        log.error("stopped: %r (rerun the same command to resume)", err)
+        raise
     finally:
         stack.stop_servers()
+        logging.getLogger().removeHandler(log_file)
     wall = time.perf_counter() - started
     predictions = unique_by_id(run.predictions.read())
     summary = summarize(predictions, rows, expected)
@@ -126,8 +142,11 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         }
     )
     run.write_json("summary.json", summary)
+    cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
     print(report(summary))
-    print(f"cost: {meter.summary_line()} | wall {wall:,.1f} s")
+    print(cost)
+    with (run.path / "run.log").open("a") as f:
+        f.write(report(summary) + "\n" + cost + "\n")
     return summary
 
 
@@ -147,6 +166,16 @@ def report(summary: dict[str, Any]) -> str:
         kind = "tokens" if r["tokens_exact"] else "tokens (approx.)"
         lines.append(f"  read size    {r['mean_chars']:,.0f} chars, {r['mean_tokens']:,.0f} {kind}")
     return "\n".join(lines)
+
+
+def _log_to(path: Path) -> logging.Handler:
+    """One log per run, appended across resumes, beside the run's records."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(min(root.level, logging.INFO))
+    return handler
 
 
 def _limit(episodes: list[Any], n: int) -> list[Any]:
