@@ -83,6 +83,7 @@ async def answer_stage(
                 "context_tokens": tokens.n,
                 "context_tokens_exact": tokens.exact,
                 "context_items": len(context.ids),
+                "context_meta": context.meta,  # what the arm reports (coverage, decisions...)
             }
         )
         bar.update()

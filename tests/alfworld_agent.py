@@ -1,0 +1,92 @@
+"""A scripted stand-in for the models of the ALFWorld-Revision arms, served by `ScriptedServer`.
+
+One callable answers the three prompts the arms and the benchmark send:
+- the patch prompt: a correct Revise object for the observation and the cell shown (the
+  template parser of `baselines.pmem_arms` fills it), or garbage when told to;
+- the reconstruction prompt: the destination of the last retrieved line about the object;
+- the answer prompt: the value of a ``[key] value`` cell (both candidates when it is
+  contested, nothing when it is empty), else the destination of the last line about the object.
+It counts the calls of each kind, so tests can assert "no writer call on a rerun".
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import threading
+from typing import Any
+
+from baselines.pmem_arms import oracle_patch
+
+CELL = re.compile(
+    r"^Cell: (?P<key>\S+) = (?P<value>.+?)(?P<contested> \(contested\))?"
+    r"(?: \| alternatives: .*)?$",
+    re.M,
+)
+OBSERVATION = re.compile(r"^Observation: (?P<text>.+)$", re.M)
+READ_CELL = re.compile(
+    r"^\[(?P<key>\S+)\] (?P<value>[^\n|]+?)(?P<contested> \(contested\))?"
+    r"(?: \| alternatives: (?P<alts>[^\n|]+?))?(?: \|[^\n]*)?$",
+    re.M,
+)
+QUESTION = re.compile(r"^Question: where is the (?P<obj>\S+) now\?$", re.M)
+DESTINATION = re.compile(r"(?:moved (?:from .+? )?to|was in|is in) (?P<loc>[^.\n]+)\.")
+
+
+def last_location(lines: str, obj: str) -> str | None:
+    """The destination named by the last line about `obj`, in the order listed."""
+    found = None
+    for line in lines.splitlines():
+        m = DESTINATION.search(line)
+        if m and re.search(rf"\b{re.escape(obj)}\b", line):
+            found = m["loc"]
+    return found
+
+
+class Agent:
+    """The callable for `ScriptedServer(rules=Agent())`; `garbage` makes the writer useless."""
+
+    def __init__(self, garbage: str | None = None) -> None:
+        self.garbage = garbage
+        self.calls: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        text = str(messages[-1]["content"])
+        kind = (
+            "patch"
+            if text.startswith("You maintain an agent's memory")
+            else "recon"
+            if "Reconstruct the current state" in text
+            else "answer"
+        )
+        with self._lock:
+            self.calls[kind] += 1
+        return getattr(self, kind)(text)
+
+    def patch(self, text: str) -> str:
+        if self.garbage is not None:
+            return self.garbage
+        cell, obs = CELL.search(text), OBSERVATION.search(text)  # the first: the real ones
+        assert cell and obs, text
+        value = None if cell["value"] == "(empty)" else cell["value"]
+        status = "contested" if cell["contested"] else "active"
+        p = oracle_patch(obs["text"], cell["key"], value, status)
+        fields = ("op", "key", "old_value", "new_value", "status", "supersedes")
+        return json.dumps({f: getattr(p, f) for f in fields})
+
+    def recon(self, text: str) -> str:
+        evidence = text.split("Entries:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+        obj = QUESTION.search(text)["obj"]  # type: ignore[index]
+        return f"The {obj} is in {last_location(evidence, obj) or 'an unknown place'}."
+
+    def answer(self, text: str) -> str:
+        memory = text.split("Memory:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+        m = READ_CELL.search(memory)
+        if m:
+            if m["value"] == "(empty)":
+                return "I do not know."
+            return f"{m['value']} or {m['alts']}" if m["alts"] else m["value"]
+        q = QUESTION.search(text)
+        return (last_location(memory, q["obj"]) if q else None) or "I do not know."
