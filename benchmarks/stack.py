@@ -13,7 +13,7 @@ from typing import Any
 from hydra.utils import instantiate
 
 from pmem.models.cache import ResponseCache
-from pmem.models.client import ChatModel, Embedder, Endpoint
+from pmem.models.client import ChatModel, Embedder, Endpoint, ModelConfigError
 from pmem.models.usage import UsageMeter
 
 # Which profile group serves which role: the reader and the writer share the chat model (and so
@@ -92,6 +92,7 @@ class ModelStack:
                 extra_body=spec.get("extra_body"),
             )
         await client.probe()  # fail loudly now, not 2,000 calls in
+        await check_capabilities(group, spec, client)
         return client
 
     def _base_url(self, group: str, spec: dict[str, Any]) -> str:
@@ -124,3 +125,38 @@ class ModelStack:
         for server in self._servers.values():
             server.stop()
         self._servers.clear()
+
+
+PROBE_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+
+
+async def check_capabilities(group: str, spec: dict[str, Any], client: Any) -> None:
+    """What a profile promises (`probe:` in its config) is checked once at start: structured
+    output for chat models, the embedding dimension for embedders. Cached like any call."""
+    probe = spec.get("probe") or {}
+    if probe.get("structured"):
+        result = await client.complete(
+            'Reply with the JSON object {"ok": true}.',
+            schema=PROBE_SCHEMA,
+            schema_name="probe",
+            max_tokens=16,
+        )
+        if not (isinstance(result.parsed, dict) and result.parsed.get("ok") is True):
+            raise ModelConfigError(
+                f"{group}: {spec['model']} at {client.endpoint.base_url} did not honour a "
+                f"json_schema response_format (reply: {result.text[:80]!r}); structured output "
+                "is required for the write path"
+            )
+    expected = probe.get("dimension")
+    if expected:
+        (vector,) = await client.embed(["dimension probe"], kind="query")
+        if len(vector) != int(expected):
+            raise ModelConfigError(
+                f"{group}: {spec['model']} returns {len(vector)}-dimensional embeddings, but the "
+                f"profile expects {expected} ({group}.probe.dimension)"
+            )

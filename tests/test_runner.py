@@ -197,3 +197,15 @@ def test_a_model_the_server_does_not_serve_is_named(tmp_path, server) -> None:
     )
     assert out.returncode == 2
     assert "qwen-nope" in out.stderr and "scripted" in out.stderr
+
+
+def test_a_profile_promising_structured_output_is_probed(tmp_path) -> None:
+    with ScriptedServer(
+        [("Reply with the JSON object", '```json\n{"ok": true}\n```'), *RULES]
+    ) as s:
+        out = bench(tmp_path / "ok", *external(s, "+llm.probe.structured=true"))
+        assert out.returncode == 0, out.stderr
+    with ScriptedServer(RULES) as s:
+        out = bench(tmp_path / "bad", *external(s, "+llm.probe.structured=true"))
+    assert out.returncode == 2
+    assert "did not honour a json_schema response_format" in out.stderr
