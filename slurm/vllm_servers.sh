@@ -18,7 +18,6 @@ JUDGE_MODEL=${JUDGE_MODEL:-Qwen/Qwen3.6-35B-A3B-FP8}
 CHAT_PORT=${CHAT_PORT:-8000}
 EMBED_PORT=${EMBED_PORT:-8001}
 JUDGE_PORT=${JUDGE_PORT:-8002}
-mkdir -p "$PMEM_VLLM_LOGS"
 
 pmem_vllm_commands() {
   # One line per server: the exact command (printed by --dry-run, executed otherwise).
@@ -45,6 +44,7 @@ pmem_wait_healthy() {  # URL PID NAME
 }
 
 pmem_start_vllm() {
+  mkdir -p "$PMEM_VLLM_LOGS"
   PMEM_VLLM_PIDS=()
   local names=() line name
   [[ ,$PMEM_SERVE, == *,chat,* ]] && names+=(chat)
