@@ -12,7 +12,20 @@ LOCAL  := $(VENV)/.installed-local
 LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF
 
 .PHONY: setup setup-local run demo smoke test test-model lint format bench bench-harness \
-        serve-local slurm-dry-run clean
+        serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
+        reproduce-table6-single tables
+
+# ALFWorld-Revision reproductions (§4.2, Appendix B.2-B.3). CASES per L (or d); the paper: 140.
+# PROFILE=local (a real small model on this machine) or PROFILE=vllm (the paper's models; start
+# the servers with slurm/vllm_servers.sh or point PMEM_*_BASE_URL at yours).
+CASES   ?= 20
+PROFILE ?= local
+PROFILE_ARGS_local :=
+PROFILE_ARGS_vllm  := llm=vllm embedder=vllm
+BENCH := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) benchmark.cases=$(CASES)
+TABLE6_ARMS := pmem_commit pmem_commit_oracle raw_topk raw_recon raw_tags raw_oracle_order
+TABLE8_COMMIT_ARMS := pmem_commit crud_commit pmem_commit_oracle crud_commit_oracle
+CONFLICT_ARMS := pmem_commit crud_commit raw_topk pmem_commit_oracle crud_commit_oracle
 
 setup: $(STAMP)
 
@@ -67,6 +80,33 @@ serve-local: setup-local
 
 slurm-dry-run: setup
 	$(BIN)/python scripts/slurm_sweep.py smoke experiment=smoke --dry-run
+
+reproduce-table6: setup-local
+	@for L in 1 2 4 8; do for arm in $(TABLE6_ARMS); do \
+	  $(BENCH) experiment=table6 arm=$$arm benchmark.L=$$L || exit 1; done; done
+	$(BIN)/python -m benchmarks.tables table6
+
+reproduce-table6-single: setup-local
+	@for arm in pmem_commit raw_topk raw_recon; do \
+	  $(BENCH) experiment=table6_single arm=$$arm || exit 1; done
+	$(BIN)/python -m benchmarks.tables table6_single
+
+reproduce-table8: setup-local
+	@for d in 0 32; do \
+	  for arm in $(TABLE8_COMMIT_ARMS); do \
+	    $(BENCH) experiment=table8 arm=$$arm benchmark.d=$$d 'arm.disclose=[alternatives,history]' \
+	      || exit 1; done; \
+	  $(BENCH) experiment=table8 arm=raw_topk benchmark.d=$$d || exit 1; done
+	$(BIN)/python -m benchmarks.tables table8
+
+reproduce-conflict: setup-local
+	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
+	$(BIN)/python -m benchmarks.tables conflict
+
+# Rebuild every table from the run folders (no model needed).
+tables: setup
+	@for t in table6 table6_single table8 conflict; do \
+	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

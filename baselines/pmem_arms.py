@@ -59,68 +59,89 @@ WRITER_FILE = "writer.json"
 
 _NULLABLE = {"type": ["string", "null"]}
 REVISE_STATUSES = ("superseded", "contested", "revoked")
-REVISE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "op": {"type": "string", "enum": ["revise", "resolve", "noop"]},
-        "key": {"type": "string"},
-        "old_value": _NULLABLE,
-        "new_value": _NULLABLE,
-        "status": {"enum": [*REVISE_STATUSES, None]},
-        "supersedes": _NULLABLE,
-    },
-    "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
-    "additionalProperties": False,
-}
+
+
+def revise_schema(resolvable: bool) -> dict[str, Any]:
+    """The Revise object's json_schema. `resolve` is offered only for a contested cell: the
+    controller would refuse it anywhere else (§3.3: "resolve [needs] a contested cell"), so the
+    constrained decoder is not allowed to spend the call on it."""
+    ops = ["revise", "resolve", "noop"] if resolvable else ["revise", "noop"]
+    return {
+        "type": "object",
+        "properties": {
+            "op": {"type": "string", "enum": ops},
+            "key": {"type": "string"},
+            "old_value": _NULLABLE,
+            "new_value": _NULLABLE,
+            "status": {"enum": [*REVISE_STATUSES, None]},
+            "supersedes": _NULLABLE,
+        },
+        "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
+        "additionalProperties": False,
+    }
+
+
+REVISE_SCHEMA = revise_schema(resolvable=True)
 PATCH_MAX_TOKENS = 160
 
-# The examples use another object and other wording than the benchmark's templates, so the
-# call has to read the observation, not match it.
+# The instructions and examples come first and the cell and observation last, so a server that
+# caches prompt prefixes (llama.cpp, vLLM) re-reads only the last lines on every call. The
+# examples use another object and other wording than the benchmark's templates, so the call
+# has to read the observation, not match it.
 PATCH_PROMPT = """\
 You maintain an agent's memory of where household objects are: one cell per object, holding \
-its current location. A new observation has arrived. Decide how it changes the cell and reply \
-with one JSON object.
-
-Cell: {cell}
-Observation: {observation}
-
-Fields:
-- "op": "revise" to write to the cell; "resolve" when the cell is contested and the \
-observation confirms one of its values; "noop" when the observation changes nothing.
-- "key": "{key}".
-- "old_value": the cell's current value exactly as shown above, or null if the cell is empty.
+its current location. A new observation arrives; decide how it changes the object's cell and \
+reply with one JSON object with these fields:
+- "op": "revise" to write to the cell; "resolve" only when the cell is marked (contested) and \
+the observation confirms one of its values; "noop" when the observation changes nothing.
+- "key": the cell's key, as shown before " = ".
+- "old_value": the cell's current value exactly as shown, or null if the cell is (empty).
 - "new_value": the location the observation gives for the object, copied exactly (for example \
 "cabinet 3"), or null if it gives none.
-- "status": what the observation means for the old value: "superseded" if the object is now \
-somewhere else (it was moved, or this is the first location seen); "contested" if the \
-observation reports a different location with no sign that either report is more recent or \
-more reliable; "revoked" if it says the current value was reported in error without giving a \
-new location (then new_value is null); null with "resolve" or "noop".
+- "status": what the observation means for the old value:
+  "superseded" if the observation says the object was moved, or the cell is (empty);
+  "contested" if it only states that the object is somewhere else, without saying it was \
+moved: two reports disagree and nothing says which one is right;
+  "revoked" if it says the current value was reported in error without giving a new location \
+(then new_value is null);
+  null with "resolve" or "noop".
 - "supersedes": the same as old_value.
 
 Examples (another object):
+
 Cell: mug.location = (empty)
 Observation: The mug was seen on shelf 2.
 {{"op": "revise", "key": "mug.location", "old_value": null, "new_value": "shelf 2", \
 "status": "superseded", "supersedes": null}}
+
 Cell: mug.location = shelf 2
 Observation: Someone carried the mug from shelf 2 to sinkbasin 1.
 {{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
 "status": "superseded", "supersedes": "shelf 2"}}
-Cell: mug.location = shelf 2
-Observation: Another report puts the mug on desk 1.
-{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
-"status": "contested", "supersedes": "shelf 2"}}
+
 Cell: mug.location = desk 1
 Observation: The message that the mug went to desk 1 was a mistake.
 {{"op": "revise", "key": "mug.location", "old_value": "desk 1", "new_value": null, \
 "status": "revoked", "supersedes": "desk 1"}}
+
 Cell: mug.location = shelf 2 (contested) | alternatives: desk 1
 Observation: Confirmed: the mug is on desk 1.
 {{"op": "resolve", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
 "status": null, "supersedes": "shelf 2"}}
 
-Reply with the JSON object only."""
+Cell: mug.location = shelf 2
+Observation: A second report says the mug is on desk 1.
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
+"status": "contested", "supersedes": "shelf 2"}}
+
+Rule: when the cell already holds a location and the observation gives another one without \
+saying that the object was moved, the status is "contested", not "superseded".
+
+Now the real one. Reply with the JSON object only.
+
+Cell: {cell}
+Observation: {observation}
+"""
 
 
 class AnnotationError(ValueError):
@@ -492,6 +513,7 @@ class PatchCommitArm(CommitArm):
     prompts: ClassVar[dict[str, str]] = {
         "patch": PATCH_PROMPT,
         "patch_schema": json.dumps(REVISE_SCHEMA, sort_keys=True),
+        "patch_schema_uncontested": json.dumps(revise_schema(False), sort_keys=True),
     }
     writer_name = "llm"
 
@@ -499,10 +521,11 @@ class PatchCommitArm(CommitArm):
         writer = self.services.writer
         if writer is None:
             raise ValueError("this commit arm needs a writer model (the llm profile)")
-        prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text, key=key)
+        prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text)
+        _, status = self.store.head(key)
         result = await writer.complete(
             [{"role": "user", "content": prompt}],
-            schema=REVISE_SCHEMA,
+            schema=revise_schema(resolvable=status == CONTESTED),
             schema_name="revise",
             max_tokens=PATCH_MAX_TOKENS,
             temperature=0.0,

@@ -8,6 +8,7 @@ arm that embeds the same pool line pays for it once, and a rerun pays nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ import numpy as np
 
 
 def _faiss() -> Any:
+    # faiss logs which CPU build it loads, with a ModuleNotFoundError for each one it skips:
+    # noise in a run log, not a problem.
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     try:
         import faiss
     except ImportError as err:  # pragma: no cover - a missing dependency, named plainly

@@ -27,19 +27,21 @@ PROBES = ("chains", "single", "retraction", "conflict")
 
 # One answer prompt for every arm and every probe of a run: only the context differs (Eq. 1).
 # The reader is told nothing about how the context was built (cell, similarity-ranked lines,
-# a reconstruction), so the prompt cannot favour an arm. The conflict probe adds one sentence:
-# before the settling check the desired behaviour is to surface the conflict, not to pick a
-# side (§4.2.3), and a reader that is only allowed one location could never do that.
+# a reconstruction), so the prompt cannot favour an arm. It names no example location: a small
+# reader copies one ("cabinet 3") into its answer. The conflict probe adds one sentence: before
+# the settling check the desired behaviour is to surface the conflict, not to pick a side
+# (§4.2.3), and a reader allowed only one location could never do that.
 ANSWER_PROMPT = (
     "You are given entries from a household agent's memory.\n\n"
     "Memory:\n{context}\n\n"
     "Question: {question}\n"
-    "Answer with the object's current location only, written exactly as in the memory "
-    '(for example "cabinet 3"), and nothing else.'
+    "Answer with the object's current location only, written exactly as in the memory, and "
+    "nothing else."
 )
 CONFLICT_CLAUSE = (
-    " If the memory holds two conflicting reports of where it is and nothing settles which "
-    'is right, answer with both locations joined by " or ".'
+    " If the memory marks the location as contested, or holds two conflicting reports and "
+    'nothing after them settles which one is right, give both locations joined by " or "; if '
+    "later evidence settles it, give only the settled location."
 )
 CONFLICT_ANSWER_PROMPT = ANSWER_PROMPT + CONFLICT_CLAUSE
 

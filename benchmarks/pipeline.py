@@ -157,7 +157,21 @@ def summarize(
             "mean_tokens": statistics.fmean(p["context_tokens"] for p in predictions),
             "tokens_exact": all(p["context_tokens_exact"] for p in predictions),
         }
+        meta = mean_context_meta(predictions)
+        if meta:
+            out["read"]["meta"] = meta
     return out
+
+
+def mean_context_meta(predictions: list[dict[str, Any]]) -> dict[str, float]:
+    """The mean of each numeric `context_meta` field over the predictions that report it
+    (retrieval coverage, noop fallbacks...): the per-arm controls a table shows beside accuracy."""
+    values: dict[str, list[float]] = {}
+    for p in predictions:
+        for key, value in (p.get("context_meta") or {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.setdefault(key, []).append(float(value))
+    return {key: statistics.fmean(v) for key, v in sorted(values.items())}
 
 
 @functools.cache

@@ -47,13 +47,14 @@ def check_overrides(argv: list[str]) -> None:
         if not sep or group not in GROUPS or value in ("null", ""):
             continue
         valid = choices(group)
-        if value not in valid:
-            hint = difflib.get_close_matches(value, valid, n=1)
-            raise UsageError(
-                f"unknown {group} {value!r}"
-                + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                + f"; valid {group} choices: {', '.join(valid)}"
-            )
+        for item in value.split(","):  # `-m arm=a,b` sweeps name several
+            if item not in valid:
+                hint = difflib.get_close_matches(item, valid, n=1)
+                raise UsageError(
+                    f"unknown {group} {item!r}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; valid {group} choices: {', '.join(valid)}"
+                )
 
 
 def build(node: DictConfig, **kwargs: Any) -> Any:

@@ -103,7 +103,7 @@ def table6(df: pd.DataFrame, out: Path) -> str:
     coverage = [c for c in df.columns if c == "meta.coverage"]
     if coverage:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
-        md += "\n\nRetrieval coverage of the target chain (share of top-k slots, B.2 control):\n\n"
+        md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
         md += (100 * cov).round(1).to_markdown()
     _plot_by_parameter(
         df,

@@ -68,8 +68,9 @@ class Agent:
     def patch(self, text: str) -> str:
         if self.garbage is not None:
             return self.garbage
-        cell, obs = CELL.search(text), OBSERVATION.search(text)  # the first: the real ones
-        assert cell and obs, text
+        cells, observations = list(CELL.finditer(text)), list(OBSERVATION.finditer(text))
+        assert cells and observations, text
+        cell, obs = cells[-1], observations[-1]  # the last: the real ones, after the examples
         value = None if cell["value"] == "(empty)" else cell["value"]
         status = "contested" if cell["contested"] else "active"
         p = oracle_patch(obs["text"], cell["key"], value, status)

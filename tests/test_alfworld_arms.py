@@ -22,6 +22,7 @@ from baselines.pmem_arms import (
     copy_log,
     oracle_patch,
     parse_revise,
+    revise_schema,
 )
 from baselines.raw import OracleOrderArm, RawArm, RawReconArm
 from benchmarks import alfworld_revision as ar
@@ -184,11 +185,13 @@ def test_the_patch_call_body(agent) -> None:
     assert body["temperature"] == 0.0
     assert body["response_format"]["json_schema"] == {
         "name": "revise",
-        "schema": REVISE_SCHEMA,
+        "schema": revise_schema(resolvable=False),  # resolve is offered on a contested cell only
         "strict": True,
     }
+    assert REVISE_SCHEMA["properties"]["op"]["enum"] == ["revise", "resolve", "noop"]
     prompt = body["messages"][-1]["content"]
-    assert re.search(r"^Cell: \S+\.location = \S+ \d+$", prompt, re.M)  # the current value
+    # the current value, last, after the fixed instructions (a cacheable prompt prefix)
+    assert re.search(r"\nCell: \S+\.location = \S+ \d+\nObservation: Update: .+\n\Z", prompt)
 
 
 @pytest.mark.parametrize(
