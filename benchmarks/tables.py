@@ -93,7 +93,8 @@ def header(title: str, df: pd.DataFrame) -> str:
     )
 
 
-def table6(df: pd.DataFrame, out: Path) -> str:
+def table6(runs: Path, out: Path) -> str:
+    df = collect(runs, "table6")
     t = by_parameter(df, "location", "L", paper.TABLE6_ACCURACY)
     md = (
         header("Table 6: current-value accuracy as revisions accumulate", df)
@@ -116,7 +117,120 @@ def table6(df: pd.DataFrame, out: Path) -> str:
     return md
 
 
-TABLES: dict[str, Callable[[pd.DataFrame, Path], str]] = {"table6": table6}
+def per_question(runs: Path, experiment: str) -> pd.DataFrame:
+    """One row per scored question of an experiment, for tables that join questions (Table 8
+    joins each case's final question with its "-pre" question)."""
+    rows = []
+    for folder in sorted((runs / experiment).glob("*/summary.json")):
+        folder = folder.parent
+        cfg = json.loads((folder / "manifest.json").read_text())["config"]
+        preds = {}
+        for line in (folder / "predictions.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            preds[r["id"]] = r
+        for line in (folder / "scores.jsonl").read_text().splitlines():
+            score = json.loads(line)
+            pred = preds[score["id"]]
+            row: dict[str, Any] = {
+                "arm": cfg["arm"]["name"],
+                **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
+                "id": score["id"],
+                "case": score["id"].removesuffix("-pre"),
+                "phase": "pre" if score["id"].endswith("-pre") else "final",
+                "gold": pred["golds"][0],
+                "retained": (pred.get("context_meta") or {}).get("retained_values"),
+            }
+            for scorer, fields in score.items():
+                if isinstance(fields, dict):
+                    row.update({f"{scorer}.{k}": v for k, v in fields.items()})
+            rows.append(row)
+    if not rows:
+        raise SystemExit(f"no finished runs under {runs / experiment}: run the experiment first")
+    return pd.DataFrame(rows)
+
+
+def _pct(series: pd.Series) -> str:
+    values = series.dropna().astype(bool)
+    return f"{100 * values.mean():.1f} (n={len(values)})" if len(values) else "–"
+
+
+def table8(runs: Path, out: Path) -> str:
+    """Appendix B.3: recovery over committed cases (the "-pre" question answered v2)."""
+    df, q = collect(runs, "table8"), per_question(runs, "table8")
+    rows = []
+    for (arm, d), g in q.groupby(["arm", "d"]):
+        pre = g[g.phase == "pre"].set_index("case")
+        final = g[g.phase == "final"].set_index("case")
+        committed = pre.index[pre["committed.correct"].fillna(False).astype(bool)]
+        f = final.loc[final.index.intersection(committed)]
+        outcome = f.get("recovered.outcome", pd.Series(dtype=object))
+        retained = final.apply(
+            lambda r: r["gold"] in r["retained"] if isinstance(r["retained"], list) else None,
+            axis=1,
+        )
+        ref = paper.TABLE8.get(arm, {})
+        rows.append(
+            {
+                "arm": arm,
+                "d": d,
+                "committed": f"{len(committed)}/{len(pre)}",
+                "recovered (ours)": _pct(outcome == "correct"),
+                "recovered (paper)": ref.get(f"recovered_d{d}", "–"),
+                "wrong = v2": _pct(outcome == "stale"),
+                "lost": _pct(~outcome.isin(["correct", "stale"])),
+                "v1 in store": _pct(retained) if retained.notna().any() else "–",
+                "v1 in store (paper)": ref.get("v1_in_store", "–"),
+            }
+        )
+    table = pd.DataFrame(rows).set_index(["arm", "d"])
+    return header("Table 8: reversibility under retraction", df) + "\n" + table.to_markdown()
+
+
+def conflict(runs: Path, out: Path) -> str:
+    """§4.2.3: the conflict flagged before the settling check, and settled after it."""
+    df, q = collect(runs, "conflict"), per_question(runs, "conflict")
+    rows = []
+    for arm, g in q.groupby("arm"):
+        ref = paper.CONFLICT.get(arm, {})
+        pre, final = g[g.phase == "pre"], g[g.phase == "final"]
+        rows.append(
+            {
+                "arm": arm,
+                "flagged before (ours)": _pct(pre.get("flagged.correct", pd.Series(dtype=bool))),
+                "flagged before (paper)": ref.get("flagged_pre", "–"),
+                "store contested": _pct(pre.get("flagged.store_contested", pd.Series(dtype=bool))),
+                "settled after (ours)": _pct(final.get("settled.correct", pd.Series(dtype=bool))),
+                "settled after (paper)": ref.get("accuracy_post", "–"),
+            }
+        )
+    table = pd.DataFrame(rows).set_index("arm")
+    return header("§4.2.3: contest and resolve", df) + "\n" + table.to_markdown()
+
+
+def table6_single(runs: Path, out: Path) -> str:
+    df = collect(runs, "table6_single")
+    rows = []
+    for _, r in df.sort_values("arm").iterrows():
+        rows.append(
+            {
+                "arm": r["arm"],
+                "ours": cell(
+                    r["location.acc"], r["location.lo"], r["location.hi"], int(r["location.n"])
+                ),
+                "paper": paper.TABLE6_SINGLE_ACCURACY.get(r["arm"], "–"),
+                "chars": round(r["mean_chars"]),
+            }
+        )
+    table = pd.DataFrame(rows).set_index("arm")
+    return header("§4.2.1: a single revision in two-step phrasing", df) + "\n" + table.to_markdown()
+
+
+TABLES: dict[str, Callable[[Path, Path], str]] = {
+    "table6": table6,
+    "table6_single": table6_single,
+    "table8": table8,
+    "conflict": conflict,
+}
 
 
 def _plot_by_parameter(
@@ -173,14 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("table", choices=sorted(TABLES))
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--experiment", help="run folder name if not the table's name")
     args = p.parse_args(argv)
-    df = collect(args.runs, args.experiment or args.table)
-    md = TABLES[args.table](df, args.out)
+    md = TABLES[args.table](args.runs, args.out)
     tables = args.out / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     (tables / f"{args.table}.md").write_text(md + "\n")
-    df.to_csv(tables / f"{args.table}.csv", index=False)
+    collect(args.runs, args.table).to_csv(tables / f"{args.table}.csv", index=False)
     print(md)
     print(f"\nwrote {tables / args.table}.md and .csv", file=sys.stderr)
     return 0
