@@ -20,11 +20,10 @@ from pmem.models.server import free_port
 RULES = [
     (r"(?s)the (\w+) has been moved from the [\w ]+? to the (\w+)\..*Where is the \1 now\?", r"\2"),
 ]
-VOLATILE = ()  # prediction fields that may differ between two runs of the same config
 
 
-def bench(root: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    cmd = [
+def bench_command(root: Path, *overrides: str) -> list[str]:
+    return [
         sys.executable,
         "-m",
         "benchmarks.runner",
@@ -33,7 +32,16 @@ def bench(root: Path, *overrides: str, timeout: float = 120) -> subprocess.Compl
         "run.progress=false",
         *overrides,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=root.parent)
+
+
+def bench(root: Path, *overrides: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        bench_command(root, *overrides),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=root.parent,
+    )
 
 
 def external(server: ScriptedServer, *extra: str) -> list[str]:
@@ -47,9 +55,7 @@ def run_dir(root: Path) -> Path:
 
 def predictions(root: Path) -> list[dict]:
     rows = [json.loads(x) for x in (run_dir(root) / "predictions.jsonl").read_text().splitlines()]
-    return sorted(
-        ({k: v for k, v in r.items() if k not in VOLATILE} for r in rows), key=lambda r: r["id"]
-    )
+    return sorted(rows, key=lambda r: r["id"])
 
 
 @pytest.fixture
@@ -119,16 +125,7 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path) -> None:
         s.reset_counts()
 
         root = tmp_path / "runs"
-        cmd = [
-            sys.executable,
-            "-m",
-            "benchmarks.runner",
-            "experiment=smoke",
-            f"run.root={root}",
-            "run.progress=false",
-            *external(s),
-            *overrides,
-        ]
+        cmd = bench_command(root, *external(s), *overrides)
         proc = subprocess.Popen(
             cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
