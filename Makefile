@@ -86,9 +86,13 @@ reproduce-table6: setup-local
 	  $(BENCH) experiment=table6 arm=$$arm benchmark.L=$$L || exit 1; done; done
 	$(BIN)/python -m benchmarks.tables table6
 
+# The rewrite step (a model, through the cache) writes the kept two-step rewrites, then each arm
+# reads the same variant cases.
+REWRITES := results/alfworld/single_revision_$(PROFILE).jsonl
 reproduce-table6-single: setup-local
+	$(BIN)/python scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) --out $(REWRITES)
 	@for arm in pmem_commit raw_topk raw_recon; do \
-	  $(BENCH) experiment=table6_single arm=$$arm || exit 1; done
+	  $(BENCH) experiment=table6_single arm=$$arm benchmark.rewrites=$(abspath $(REWRITES)) || exit 1; done
 	$(BIN)/python -m benchmarks.tables table6_single
 
 reproduce-table8: setup-local
