@@ -66,18 +66,23 @@ def cell(acc: float, lo: float, hi: float, n: int) -> str:
 def by_parameter(
     df: pd.DataFrame, scorer: str, parameter: str, reference: dict[str, dict[Any, float]]
 ) -> pd.DataFrame:
-    """Rows: parameter values; columns: per arm, ours with its interval, then the paper's."""
-    out: dict[str, dict[Any, Any]] = {}
+    """One row per arm; per parameter value, ours with its 95% interval and, after a slash, the
+    paper's figure; then the mean read size in characters (the paper's last column)."""
+    rows: dict[str, dict[str, Any]] = {}
     for _, r in df.sort_values(["arm", parameter]).iterrows():
-        p = r[parameter]
-        out.setdefault(f"{r['arm']} (ours)", {})[p] = cell(
-            r[f"{scorer}.acc"], r[f"{scorer}.lo"], r[f"{scorer}.hi"], int(r[f"{scorer}.n"])
-        )
-        if r["arm"] in reference:
-            out.setdefault(f"{r['arm']} (paper)", {})[p] = reference[r["arm"]].get(p, "–")
-        out.setdefault(f"{r['arm']} chars", {})[p] = round(r["mean_chars"])
-    table = pd.DataFrame(out)
-    table.index.name = parameter
+        row = rows.setdefault(r["arm"], {})
+        ours = f"{r[f'{scorer}.acc']:.1f} [{r[f'{scorer}.lo']:.0f}–{r[f'{scorer}.hi']:.0f}]"
+        ref = reference.get(r["arm"], {}).get(r[parameter])
+        row[f"{parameter}={r[parameter]}"] = ours + (f" / {ref:.1f}" if ref is not None else "")
+        row.setdefault("_chars", []).append(r["mean_chars"])
+        row["n per cell"] = int(r[f"{scorer}.n"])
+    for row in rows.values():
+        row["chars"] = round(sum(row["_chars"]) / len(row["_chars"]))
+        del row["_chars"]
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    values = sorted(df[parameter].unique())
+    table = table[[f"{parameter}={v}" for v in values] + ["n per cell", "chars"]]
+    table.index.name = "arm"
     return table
 
 
@@ -88,8 +93,8 @@ def header(title: str, df: pd.DataFrame) -> str:
     note = f"\n\n**Incomplete runs:** {', '.join(incomplete['run'])}" if len(incomplete) else ""
     return (
         f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. "
-        "Ours: accuracy % with a 95% Wilson interval and n; paper: the published figure "
-        f"(Qwen3-4B-Instruct-2507, n=140).{note}\n"
+        "Cells: ours, accuracy % with a 95% Wilson interval [low–high], then / the paper's "
+        f"figure (Qwen3-4B-Instruct-2507, n=140) where it reports one.{note}\n"
     )
 
 
