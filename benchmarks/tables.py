@@ -86,15 +86,20 @@ def by_parameter(
     return table
 
 
-def header(title: str, df: pd.DataFrame) -> str:
+INTERVAL_CELLS = (
+    "Cells: ours, accuracy % with a 95% Wilson interval [low–high], then / the paper's figure "
+    "(Qwen3-4B-Instruct-2507, n=140) where it reports one."
+)
+RATE_CELLS = "Cells: ours in % (n); the paper's figure (Qwen3-4B-Instruct-2507, n=140) beside it."
+
+
+def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
     models = ", ".join(sorted({str(m) for m in df["llm"].dropna()}))
     embedders = ", ".join(sorted({str(m) for m in df["embedder"].dropna()})) or "none"
     incomplete = df[~df["complete"]]
     note = f"\n\n**Incomplete runs:** {', '.join(incomplete['run'])}" if len(incomplete) else ""
     return (
-        f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. "
-        "Cells: ours, accuracy % with a 95% Wilson interval [low–high], then / the paper's "
-        f"figure (Qwen3-4B-Instruct-2507, n=140) where it reports one.{note}\n"
+        f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. {cells}{note}\n"
     )
 
 
@@ -187,8 +192,12 @@ def table8(runs: Path, out: Path) -> str:
                 "v1 in store (paper)": ref.get("v1_in_store", "–"),
             }
         )
-    table = pd.DataFrame(rows).set_index(["arm", "d"])
-    return header("Table 8: reversibility under retraction", df) + "\n" + table.to_markdown()
+    table = pd.DataFrame(rows)
+    return (
+        header("Table 8: reversibility under retraction", df, RATE_CELLS)
+        + "\n"
+        + table.to_markdown(index=False)
+    )
 
 
 def conflict(runs: Path, out: Path) -> str:
@@ -209,7 +218,7 @@ def conflict(runs: Path, out: Path) -> str:
             }
         )
     table = pd.DataFrame(rows).set_index("arm")
-    return header("§4.2.3: contest and resolve", df) + "\n" + table.to_markdown()
+    return header("§4.2.3: contest and resolve", df, RATE_CELLS) + "\n" + table.to_markdown()
 
 
 def table6_single(runs: Path, out: Path) -> str:
