@@ -219,6 +219,7 @@ def main() -> None:
         print(f"pmem-bench: error: {err}", file=sys.stderr)
         sys.exit(2)
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
     _hydra_entry()
 
 

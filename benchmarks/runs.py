@@ -19,22 +19,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# How a model endpoint is called (configs/endpoint/default.yaml), never what it computes.
+ENDPOINT_FIELDS = (
+    "concurrency",
+    "timeout_s",
+    "connect_timeout_s",
+    "max_retries",
+    "backoff_s",
+    "backoff_max_s",
+)
 # Keys that change how a run executes but not what it computes: never part of the run's identity
 # (nor of the response cache's key).
-OPERATIONAL_KEYS = frozenset(
-    {
-        "base_url",
-        "api_key",
-        "server",
-        "concurrency",
-        "timeout_s",
-        "connect_timeout_s",
-        "max_retries",
-        "backoff_s",
-        "backoff_max_s",
-        "batch_size",
-    }
-)
+OPERATIONAL_KEYS = frozenset({"base_url", "api_key", "server", "batch_size", *ENDPOINT_FIELDS})
 PACKAGES = ("pmem", "httpx", "hydra-core", "omegaconf", "numpy", "tqdm")
 
 

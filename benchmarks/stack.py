@@ -12,6 +12,7 @@ from typing import Any
 
 from hydra.utils import instantiate
 
+from benchmarks.runs import ENDPOINT_FIELDS
 from pmem.models.cache import ResponseCache
 from pmem.models.client import ChatModel, Embedder, Endpoint, ModelConfigError
 from pmem.models.usage import UsageMeter
@@ -19,14 +20,6 @@ from pmem.models.usage import UsageMeter
 # Which profile group serves which role: the reader and the writer share the chat model (and so
 # its concurrency limit), as in the paper (one frozen 4B model at temperature 0, Appendix B).
 ROLE_GROUP = {"reader": "llm", "writer": "llm", "judge": "judge", "embedder": "embedder"}
-ENDPOINT_FIELDS = (
-    "concurrency",
-    "timeout_s",
-    "connect_timeout_s",
-    "max_retries",
-    "backoff_s",
-    "backoff_max_s",
-)
 
 
 class ConfigError(ValueError):

@@ -715,6 +715,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    # A shell starts background jobs with SIGINT ignored, and Python then keeps it ignored:
+    # restore Ctrl-C explicitly so the servers are always stopped the same way.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     profile = LocalProfile(
         log_dir=args.log_dir, threads=args.threads, ctx=args.ctx, parallel=args.parallel
     )
