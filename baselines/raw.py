@@ -6,7 +6,8 @@ runner starts the models an arm class names in `needs`), one option per variant:
 
 * `RawArm` - embed the pool, cosine top-k (k=10) against the question, list the lines in
   similarity order. `tags=True` prefixes every line with its arrival index ``[t=i]`` (still in
-  similarity order: the reader must sort).
+  similarity order: the reader must sort). `order="stream"` (B.4's raw + order tags arm)
+  lists the same top-k sorted by arrival index instead, each line prefixed by its tag.
 * `RawReconArm` - the same retrieval plus one query-time reconstruction call (writer model)
   that states where the object is now from the retrieved lines; the reader answers from that
   statement alone.
@@ -41,6 +42,9 @@ RECON_PROMPT = (
     'location exactly as written in the entries, for example "The mug is in cabinet 3."'
 )
 RECON_MAX_TOKENS = 64
+# How the retrieved lines are listed: by similarity (B.2, B.4 raw facts) or by arrival index
+# (B.4's raw + order tags: "sorted by stream index").
+ORDERS = ("similarity", "stream")
 
 
 def tag(index: int, text: str) -> str:
@@ -53,12 +57,21 @@ class RawArm(MemoryArm):
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
 
-    def __init__(self, services: Services | None = None, k: int = 10, tags: bool = False) -> None:
+    def __init__(
+        self,
+        services: Services | None = None,
+        k: int = 10,
+        tags: bool = False,
+        order: str = "similarity",
+    ) -> None:
         super().__init__(services)
         if k < 1:
             raise ValueError(f"arm.k must be >= 1, not {k}")
+        if order not in ORDERS:
+            raise ValueError(f"arm.order={order!r}; choose one of {', '.join(ORDERS)}")
         self.k = k
         self.tags = tags
+        self.order = order
         self.events: list[Event] = []
         self.index: EmbeddingIndex | None = None
 
@@ -80,7 +93,8 @@ class RawArm(MemoryArm):
         """Positions of the pool lines to show, in the order shown."""
         assert self.index is not None, "read before ingest"
         hits = await self.index.query(self.services.embedder, question.text, self.k)
-        return [i for i, _ in hits]
+        chosen = [i for i, _ in hits]
+        return sorted(chosen) if self.order == "stream" else chosen
 
     async def read(self, question: Question) -> Context:
         chosen = await self.select(question)

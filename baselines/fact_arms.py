@@ -1,0 +1,198 @@
+"""P-Mem's state arm for MemoryAgentBench FactConsolidation (paper §3.3, §3.4, Appendix B.4).
+
+Write: every fact becomes a revise patch on its key's cell, applied through `pmem.Memory` in
+stream (serial) order, so the last value written per key is the current one and every earlier
+value is retained behind it. Two writers, one per class because the writer decides which models
+the runner starts (`needs`):
+
+* `StateArm` (``writer: llm``) - P-Mem's own write path, `pmem.write.WritePath`: extraction of
+  ``{key, value}`` facts from B.4's 1,000-character line-aligned chunks, soft key identity at the
+  embedder's threshold, one revise patch per fact;
+* `OracleStateArm` (``writer: oracle``) - the *template-oracle* writer: MQuAKE's relation
+  templates parse each ``N. fact`` line into (subject, relation, object), key
+  ``"{subject} | {relation}"``, value the object. An upper bound on extraction, labelled as such;
+  never P-Mem's own number.
+
+Read (§3.4, B.4): every current cell is embedded as ``key: value``; the question's cosine top-12
+cells are listed one line per cell, in retrieval order, under a tracked-state header; ``k: null``
+is B.4's "full state" read (every current cell, in order of first arrival, no retrieval).
+Iterative readout (B.4's lookup turns) is not implemented.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from baselines.base import Context, MemoryArm, Services
+from baselines.pmem_arms import copy_log
+from baselines.retrieval import EmbeddingIndex
+from benchmarks.factconsolidation import chunks, parse_fact
+from benchmarks.types import Event, Question
+from pmem import Memory
+from pmem.render import one_line
+from pmem.write import PROMPTS as WRITE_PROMPTS
+from pmem.write import WritePath
+
+WRITERS = ("oracle", "llm")
+STORE_FILE = "store.sqlite"
+VECTORS_FILE = "cells.npy"
+META_FILE = "state.json"
+SOURCE = "factconsolidation"
+
+# B.4: the state read is one line per retrieved cell under a header that says what it is.
+STATE_HEADER = "Tracked state (current values; a later fact overrides an earlier one):"
+
+
+def oracle_key(subject: str, relation: str) -> str:
+    """The template-oracle's readable key: value-independent, one per (subject, relation)."""
+    return f"{subject} | {relation}"
+
+
+def cell_text(key: str, value: str) -> str:
+    """What is embedded and what is shown for a cell (B.4: ``key: value``)."""
+    return f"{one_line(key)}: {one_line(value)}"
+
+
+class StateArm(MemoryArm):
+    """P-Mem state arm with the LLM write path (extraction over B.4 chunks, soft identity)."""
+
+    needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
+    prompts: ClassVar[dict[str, str]] = {**WRITE_PROMPTS, "state_header": STATE_HEADER}
+    writer_name: ClassVar[str] = "llm"
+
+    def __init__(
+        self,
+        services: Services | None = None,
+        writer: str | None = None,
+        k: int | None = 12,
+        soft_identity: float | None = 0.72,
+        chunk_size: int = 1000,
+    ) -> None:
+        super().__init__(services)
+        if writer is not None and writer != self.writer_name:
+            other = "OracleStateArm" if writer == "oracle" else "StateArm"
+            raise ValueError(
+                f"arm.writer={writer!r} does not match {type(self).__name__} "
+                f"(writer {self.writer_name!r}); choose one of {', '.join(WRITERS)}, "
+                f"with _target_ baselines.fact_arms.{other}"
+            )
+        if k is not None and k < 1:
+            raise ValueError(f"arm.k must be >= 1 (or null for the full state), not {k}")
+        self.k = k
+        self.soft_identity = soft_identity
+        self.chunk_size = chunk_size
+        self.memory = Memory()
+        self.keys: list[str] = []  # one per index row: the cells in order of first arrival
+        self.index: EmbeddingIndex | None = None
+        self.stats: dict[str, Any] = {}
+
+    # -- write ---------------------------------------------------------------------------------
+
+    async def ingest(self, events: Sequence[Event]) -> None:
+        await self.write(events)
+        await self.build_index()
+
+    async def write(self, events: Sequence[Event]) -> None:
+        """B.4: the stream in 1,000-character line-aligned chunks, extracted, applied in order."""
+        writer, embedder = self.services.writer, self.services.embedder
+        if writer is None:
+            raise ValueError("the llm state arm needs a writer model (the llm profile)")
+        records = chunks([e.text for e in events], self.chunk_size)
+        path = WritePath(self.memory, writer, embedder, soft_identity=self.soft_identity)
+        with self.memory.batch():
+            await path.write(records, sources=[SOURCE] * len(records))
+        s = path.stats
+        self.stats = {
+            "writer": self.writer_name,
+            "records": s.records,
+            "facts": s.facts,
+            "dropped_empty": s.dropped_empty,
+            "extraction_failures": s.extraction_failures,
+            "gated": s.gated,
+            "merged": s.merged,
+            "decisions": dict(sorted(s.decisions.items())),
+        }
+
+    async def build_index(self) -> None:
+        """Embed every current cell as ``key: value`` (§3.4), in order of first arrival."""
+        cells = self.memory.frontier()
+        self.keys = [c.key for c in cells]
+        texts = [cell_text(c.key, c.value or "") for c in cells]
+        self.index = await EmbeddingIndex.build(self.services.embedder, texts)
+
+    # -- read ----------------------------------------------------------------------------------
+
+    async def read(self, question: Question) -> Context:
+        assert self.index is not None, "read before ingest"
+        if self.k is None:  # B.4's full-state read
+            keys = list(self.keys)
+        else:
+            hits = await self.index.query(self.services.embedder, question.text, self.k)
+            keys = [self.keys[i] for i, _ in hits]
+        lines = [cell_text(key, self.memory.cell(key).value or "") for key in keys]
+        meta = {**self.stats, "cells": len(self.keys), "shown": len(keys)}
+        return Context("\n".join([STATE_HEADER, *lines]), tuple(keys), meta)
+
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def save(self, directory: Path) -> bool:
+        for stale in directory.glob(f"{STORE_FILE}*"):
+            stale.unlink()  # a half-written earlier save
+        with Memory(directory / STORE_FILE) as disk:
+            copy_log(self.memory, disk)
+        (directory / META_FILE).write_text(
+            json.dumps({"keys": self.keys, "stats": self.stats}, ensure_ascii=False)
+        )
+        if self.index is not None:
+            self.index.save(directory / VECTORS_FILE)
+        return True
+
+    def load(self, directory: Path) -> bool:
+        paths = [directory / name for name in (STORE_FILE, META_FILE, VECTORS_FILE)]
+        if not all(p.exists() for p in paths):
+            return False
+        with Memory(paths[0]) as disk:
+            self.memory = Memory()
+            copy_log(disk, self.memory)
+        meta = json.loads(paths[1].read_text())
+        self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
+        self.index = EmbeddingIndex.load(paths[2])
+        return len(self.index) == len(self.keys)
+
+
+class OracleStateArm(StateArm):
+    """The template-oracle writer (B.4, labelled): a parser instead of extraction, no model."""
+
+    needs: ClassVar[tuple[str, ...]] = ("embedder",)
+    prompts: ClassVar[dict[str, str]] = {"state_header": STATE_HEADER}
+    writer_name: ClassVar[str] = "oracle"
+
+    async def write(self, events: Sequence[Event]) -> None:
+        self.stats = {"writer": "template-oracle", "facts": 0, "decisions": {}}
+        decisions: dict[str, int] = {}
+        with self.memory.batch():
+            for event in events:  # stream order fixes the direction of supersession (B.4)
+                subject, relation, obj = fact_triple(event)
+                evidence = self.memory.observe(event.text, source=SOURCE)
+                patch = {
+                    "op": "revise",
+                    "key": oracle_key(subject, relation),
+                    "new_value": obj,
+                    "evidence": evidence,
+                }
+                decision = self.memory.apply(patch).decision
+                decisions[decision] = decisions.get(decision, 0) + 1
+        self.stats["facts"] = len(events)
+        self.stats["decisions"] = dict(sorted(decisions.items()))
+
+
+def fact_triple(event: Event) -> tuple[str, str, str]:
+    """(subject, relation, object) of a fact event: the benchmark's parse, else parse the line."""
+    m = event.meta
+    if m.get("subject") and m.get("relation") and m.get("object"):
+        return str(m["subject"]), str(m["relation"]), str(m["object"])
+    serial, _, sentence = event.text.partition(". ")
+    return parse_fact(sentence if serial.isdigit() else event.text)

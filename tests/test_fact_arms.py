@@ -1,0 +1,184 @@
+"""FactConsolidation arms (Appendix B.4): the P-Mem state arm with the template-oracle and the
+LLM writer, and the raw facts arms. The embedder is the scripted word-hash embedding computed
+in process; the LLM writer talks to a scripted server on 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+
+from baselines.base import Services
+from baselines.fact_arms import STATE_HEADER, OracleStateArm, StateArm, cell_text, oracle_key
+from baselines.raw import RawArm
+from benchmarks.factconsolidation import FactConsolidation, gold_state
+from benchmarks.runner import CONFIG_DIR
+from benchmarks.scorers import SubstringMatch
+from benchmarks.types import Event, Question
+from pmem.models.client import ChatModel, Endpoint
+from pmem.models.scripted import ScriptedServer, embed_text
+
+
+class HashEmbedder:
+    """The scripted embedder's vectors without the server (texts sharing words are similar)."""
+
+    async def embed(self, texts: list[str], kind: str = "passage") -> np.ndarray:
+        return np.asarray([embed_text(t) for t in texts], dtype=np.float32)
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+@pytest.fixture(scope="module")
+def sh6k() -> tuple[FactConsolidation, Any]:
+    bench = FactConsolidation("sh_6k")
+    return bench, bench.episodes()[0]
+
+
+@pytest.fixture(scope="module")
+def oracle_arm(sh6k) -> OracleStateArm:
+    _, episode = sh6k
+    arm = OracleStateArm(Services(embedder=HashEmbedder()))
+    run(arm.ingest(episode.events))
+    return arm
+
+
+def test_oracle_writer_holds_the_gold_final_value_for_every_key(sh6k, oracle_arm) -> None:
+    bench, episode = sh6k
+    gold = gold_state(bench.data.facts)
+    held = {c.key: c.value for c in oracle_arm.memory.frontier()}
+    assert len(held) == len(gold)
+    right = sum(held.get(oracle_key(s, r)) == h.current for (s, r), h in gold.items())
+    assert right == len(gold)  # 100% of keys
+    overwritten = sum(h.overwritten for h in gold.values())
+    assert oracle_arm.stats["decisions"] == {"accept": overwritten, "create": len(gold)}
+    # nothing is lost: every earlier value is retained behind the head
+    assert len(episode.events) == sum(len(oracle_arm.memory.versions(k)) for k in held)
+
+
+def test_a_reader_given_the_right_cell_scores_it(sh6k, oracle_arm) -> None:
+    _, episode = sh6k
+    questions = [q for q in episode.questions if q.meta["key"] and q.meta["stale_scoreable"]]
+    assert questions
+    hits = 0
+    for question in questions:
+        subject, relation = question.meta["key"]
+        key = oracle_key(subject, relation)
+        context = run(oracle_arm.read(question))
+        lines = context.text.split("\n")
+        assert lines[0] == STATE_HEADER and len(lines) == 13  # header + top-12 cells
+        if key not in context.ids:
+            continue
+        hits += 1
+        # a reader that copies the value of the first cell line whose key is the question's
+        line = next(x for x in lines[1:] if x.startswith(f"{key}: "))
+        assert line == cell_text(key, question.meta["current"])
+        record = {"prediction": line.split(": ", 1)[1], "golds": list(question.golds)}
+        assert run(SubstringMatch().score(record))["correct"]
+    assert hits >= len(questions) // 2  # the word-hash embedder finds most by the subject
+
+
+def test_state_arm_saves_and_loads(tmp_path, sh6k, oracle_arm) -> None:
+    _, episode = sh6k
+    assert oracle_arm.save(tmp_path)
+    again = OracleStateArm(Services(embedder=HashEmbedder()))
+    assert again.load(tmp_path)
+    question = episode.questions[0]
+    assert run(again.read(question)) == run(oracle_arm.read(question))
+    assert not OracleStateArm().load(tmp_path / "missing")
+    again.k = None  # B.4's full-state read: every cell, in order of first arrival
+    full = run(again.read(question))
+    assert full.ids == tuple(again.keys) and len(full.text.split("\n")) == len(again.keys) + 1
+
+
+def fact_events(lines: list[str]) -> list[Event]:
+    return [Event(f"f{i}", f"{i + 1}. {t}") for i, t in enumerate(lines)]
+
+
+def test_raw_facts_arms_list_top12_by_similarity_or_by_stream_index() -> None:
+    lines = [f"The capital of Country{i % 20} is City{i}." for i in range(40)]
+    events = fact_events(lines)
+    question = Question("q", "What is the capital of Country3?", ("City23",))
+    plain = RawArm(Services(embedder=HashEmbedder()), k=12)
+    tagged = RawArm(Services(embedder=HashEmbedder()), k=12, tags=True, order="stream")
+    run(plain.ingest(events))
+    run(tagged.ingest(events))
+    a, b = run(plain.read(question)), run(tagged.read(question))
+    assert len(a.text.split("\n")) == 12 and len(b.text.split("\n")) == 12
+    assert set(a.ids) == set(b.ids)  # the same retrieval, listed differently
+    scores = HashEmbedder()
+    q = run(scores.embed([question.text]))[0]
+    sims = [float(run(scores.embed([events[int(i[1:])].text]))[0] @ q) for i in a.ids]
+    assert sims == sorted(sims, reverse=True)  # retrieval order
+    positions = [int(i[1:]) for i in b.ids]
+    assert positions == sorted(positions)
+    assert b.text.split("\n")[0] == f"[t={positions[0]}] {events[positions[0]].text}"
+    with pytest.raises(ValueError, match=r"arm\.order"):
+        RawArm(k=12, order="random")
+
+
+def writer_reply(messages: list[dict]) -> str:
+    """A scripted extraction writer: each `N. The X of S is O.` line -> {key: S_X, value: O}."""
+    text = messages[-1]["content"]
+    if text.startswith("Extract every fact"):
+        body = text.split("Text:\n", 1)[1]
+        facts = [
+            {"key": f"{s}_{rel}".lower().replace(" ", "_"), "value": o}
+            for rel, s, o in re.findall(r"^\d+\. The (\w+) of (.+?) is (.+)\.$", body, re.M)
+        ]
+        return json.dumps(facts)
+    if text.startswith("Do these two keys"):
+        return "different"
+    return "?"
+
+
+def test_llm_writer_creates_cells_and_supersedes_in_stream_order() -> None:
+    lines = [
+        "The capital of Avalon is Camelot.",
+        "The currency of Avalon is gold.",
+        "The capital of Avalon is Lyonesse.",
+        "The capital of Brigadoon is Mist.",
+    ] + [f"The capital of Place{i} is Town{i}." for i in range(60)]
+    lines.append("The capital of Avalon is Tintagel.")  # in a later chunk than the first
+    events = fact_events(lines)
+    with ScriptedServer(writer_reply) as server:
+        writer = ChatModel(Endpoint(server.base_url, "scripted"), role="writer")
+        arm = StateArm(Services(writer=writer, embedder=HashEmbedder()), soft_identity=None)
+        run(arm.ingest(events))
+        extractions = server.count("/chat/completions")
+    assert extractions == arm.stats["records"] > 1  # one call per B.4 chunk
+    assert [v.value for v in arm.memory.versions("avalon_capital")] == [
+        "Camelot",
+        "Lyonesse",
+        "Tintagel",
+    ]
+    assert arm.memory.cell("avalon_capital").value == "Tintagel"
+    assert arm.memory.cell("avalon_currency").value == "gold"
+    assert arm.stats["decisions"] == {"accept": 2, "create": 63}
+    # the word-hash embedder reads a snake_case key as one word, so the question names it
+    context = run(arm.read(Question("q", "What is avalon_capital?", ("Tintagel",))))
+    assert "avalon_capital" in context.ids
+    assert "avalon_capital: Tintagel" in context.text.split("\n")[1:]
+
+
+def test_configs_build_the_arms() -> None:
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=table7", "embedder=scripted"])
+        assert cfg.benchmark.source == "sh_6k" and "substring" in cfg.scorers
+        built = {}
+        for name in ("pmem_state", "pmem_state_oracle", "raw_facts", "raw_facts_tags"):
+            c = compose(config_name="config", overrides=[f"arm={name}", "embedder=scripted"])
+            built[name] = instantiate({k: v for k, v in c.arm.items() if k != "name"})
+    assert isinstance(built["pmem_state"], StateArm) and built["pmem_state"].soft_identity == 0.72
+    assert type(built["pmem_state_oracle"]) is OracleStateArm
+    assert built["raw_facts"].k == 12 and built["raw_facts"].order == "similarity"
+    assert built["raw_facts_tags"].tags and built["raw_facts_tags"].order == "stream"
+    with pytest.raises(ValueError, match="does not match"):
+        StateArm(writer="oracle")
