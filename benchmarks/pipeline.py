@@ -151,6 +151,24 @@ def summarize(
                 "n": len(outcomes),
                 "ci95": [low, high],
             }
+    # Other yes/no outcomes (a stale answer, a flagged conflict...) as rates with an interval.
+    flags: dict[str, list[bool]] = {}
+    for row in scores:
+        for name, fields in row.items():
+            if isinstance(fields, dict):
+                for field, value in fields.items():
+                    if field != "correct" and isinstance(value, bool):
+                        flags.setdefault(f"{name}.{field}", []).append(value)
+    if flags:
+        out["rates"] = {}
+        for key, values in sorted(flags.items()):
+            low, high = binomial_ci(sum(values), len(values))
+            out["rates"][key] = {
+                "rate": sum(values) / len(values),
+                "count": sum(values),
+                "n": len(values),
+                "ci95": [low, high],
+            }
     if predictions:
         out["read"] = {
             "mean_chars": statistics.fmean(p["context_chars"] for p in predictions),

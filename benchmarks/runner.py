@@ -162,6 +162,13 @@ def report(summary: dict[str, Any]) -> str:
             f"  {name:<12} {s['correct']}/{s['n']} = {100 * s['accuracy']:.1f}%"
             f"  [95% CI {100 * low:.1f}–{100 * high:.1f}]"
         )
+    for name, r in summary.get("rates", {}).items():
+        if name.startswith("stale."):
+            low, high = r["ci95"]
+            lines.append(
+                f"  {name:<12} {r['count']}/{r['n']} = {100 * r['rate']:.1f}%"
+                f"  [95% CI {100 * low:.1f}–{100 * high:.1f}]"
+            )
     if "read" in summary:
         r = summary["read"]
         kind = "tokens" if r["tokens_exact"] else "tokens (approx.)"
