@@ -110,7 +110,7 @@ reproduce-conflict: setup-local
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
-	@for t in table6 table6_single table8 conflict; do \
+	@for t in table6 table6_single table7 table8 conflict; do \
 	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
 
 clean:

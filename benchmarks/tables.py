@@ -39,12 +39,16 @@ def collect(runs: Path, experiment: str) -> pd.DataFrame:
             "expected": summary["expected"],
             "complete": summary["complete"],
             "run": folder.parent.name,
+            "started_at": manifest.get("started_at"),
         }
         read = summary.get("read", {})
         row["mean_chars"] = read.get("mean_chars")
         row["mean_tokens"] = read.get("mean_tokens")
         for key, value in (read.get("meta") or {}).items():
             row[f"meta.{key}"] = value
+        for key, r in (summary.get("rates") or {}).items():
+            row[f"rate.{key}"] = 100 * r["rate"]
+            row[f"rate.{key}.n"] = r["n"]
         for scorer, s in summary["scores"].items():
             row[f"{scorer}.acc"] = 100 * s["accuracy"]
             row[f"{scorer}.lo"] = 100 * s["ci95"][0]
@@ -56,7 +60,26 @@ def collect(runs: Path, experiment: str) -> pd.DataFrame:
         rows.append(row)
     if not rows:
         raise SystemExit(f"no finished runs under {runs / experiment}: run the experiment first")
-    return pd.DataFrame(rows)
+    return latest_per_config(pd.DataFrame(rows), experiment)
+
+
+def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """One row per (arm, benchmark): a config changed since (another scorer, prompt...) leaves
+    its older run folder behind; the newest run is the one reported, and the others are named."""
+    identity = [
+        c
+        for c in ("arm", "benchmark", "source", "L", "d", "probe", "limit", "cases")
+        if c in df.columns
+    ]
+    df = df.sort_values("started_at")
+    older = df[df.duplicated(identity, keep="last")]
+    for run in older["run"]:
+        print(
+            f"tables: {experiment}/{run} is superseded by a newer run of the same arm and "
+            "benchmark; not reported",
+            file=sys.stderr,
+        )
+    return df.drop_duplicates(identity, keep="last").reset_index(drop=True)
 
 
 def cell(acc: float, lo: float, hi: float, n: int) -> str:
@@ -103,8 +126,7 @@ def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
     )
 
 
-def table6(runs: Path, out: Path) -> str:
-    df = collect(runs, "table6")
+def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
     t = by_parameter(df, "location", "L", paper.TABLE6_ACCURACY)
     md = (
         header("Table 6: current-value accuracy as revisions accumulate", df)
@@ -142,6 +164,7 @@ def per_question(runs: Path, experiment: str) -> pd.DataFrame:
             score = json.loads(line)
             pred = preds[score["id"]]
             row: dict[str, Any] = {
+                "run": folder.name,
                 "arm": cfg["arm"]["name"],
                 **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
                 "id": score["id"],
@@ -164,9 +187,10 @@ def _pct(series: pd.Series) -> str:
     return f"{100 * values.mean():.1f} (n={len(values)})" if len(values) else "–"
 
 
-def table8(runs: Path, out: Path) -> str:
+def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """Appendix B.3: recovery over committed cases (the "-pre" question answered v2)."""
-    df, q = collect(runs, "table8"), per_question(runs, "table8")
+    q = per_question(runs, "table8")
+    q = q[q["run"].isin(df["run"])]  # the runs `collect` reports
     rows = []
     for (arm, d), g in q.groupby(["arm", "d"]):
         pre = g[g.phase == "pre"].set_index("case")
@@ -200,9 +224,10 @@ def table8(runs: Path, out: Path) -> str:
     )
 
 
-def conflict(runs: Path, out: Path) -> str:
+def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """§4.2.3: the conflict flagged before the settling check, and settled after it."""
-    df, q = collect(runs, "conflict"), per_question(runs, "conflict")
+    q = per_question(runs, "conflict")
+    q = q[q["run"].isin(df["run"])]
     rows = []
     for arm, g in q.groupby("arm"):
         ref = paper.CONFLICT.get(arm, {})
@@ -221,8 +246,7 @@ def conflict(runs: Path, out: Path) -> str:
     return header("§4.2.3: contest and resolve", df, RATE_CELLS) + "\n" + table.to_markdown()
 
 
-def table6_single(runs: Path, out: Path) -> str:
-    df = collect(runs, "table6_single")
+def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
     rows = []
     for _, r in df.sort_values("arm").iterrows():
         rows.append(
@@ -239,7 +263,31 @@ def table6_single(runs: Path, out: Path) -> str:
     return header("§4.2.1: a single revision in two-step phrasing", df) + "\n" + table.to_markdown()
 
 
-TABLES: dict[str, Callable[[Path, Path], str]] = {
+def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
+    """§4.3: accuracy by source (ours [interval] / paper) and the single-hop stale rate."""
+    rows: dict[str, dict[str, Any]] = {}
+    for _, r in df.sort_values(["arm", "source"]).iterrows():
+        row = rows.setdefault(r["arm"], {})
+        ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
+        ours = f"{r['substring.acc']:.0f} [{r['substring.lo']:.0f}–{r['substring.hi']:.0f}]"
+        row[f"{r['source']} acc"] = ours + (f" / {ref}" if ref is not None else "")
+        stale = r.get("rate.stale.stale")
+        if stale is not None and stale == stale:  # not NaN: a single-hop source
+            ref = paper.TABLE7_STALE.get(r["arm"], {}).get(r["source"])
+            n = int(r["rate.stale.stale.n"])
+            row[f"{r['source']} stale"] = f"{stale:.1f} (n={n})" + (
+                f" / {ref}" if ref is not None else ""
+            )
+        row["n"] = int(r["substring.n"])
+    table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
+    table.index.name = "arm"
+    return header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df) + (
+        "\n" + table.to_markdown()
+    )
+
+
+TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
+    "table7": table7,
     "table6": table6,
     "table6_single": table6_single,
     "table8": table8,
@@ -302,11 +350,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
     args = p.parse_args(argv)
-    md = TABLES[args.table](args.runs, args.out)
+    df = collect(args.runs, args.table)
+    md = TABLES[args.table](df, args.runs, args.out)
     tables = args.out / "tables"
     tables.mkdir(parents=True, exist_ok=True)
     (tables / f"{args.table}.md").write_text(md + "\n")
-    collect(args.runs, args.table).to_csv(tables / f"{args.table}.csv", index=False)
+    df.to_csv(tables / f"{args.table}.csv", index=False)
     print(md)
     print(f"\nwrote {tables / args.table}.md and .csv", file=sys.stderr)
     return 0
