@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 SNAPSHOT_DONE = ".complete"
 
 
+def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
+    """The arm class behind a factory (Hydra builds arms as `functools.partial`s)."""
+    return getattr(factory, "func", factory)  # type: ignore[return-value]
+
+
 def questions_left(
     episodes: Sequence[Episode], done: set[str]
 ) -> list[tuple[Episode, list[Question]]]:
@@ -50,7 +55,7 @@ async def answer_stage(
     total = sum(len(qs) for _, qs in todo)
     if not total:
         return 0
-    needs = getattr(getattr(arm_factory, "func", arm_factory), "needs", ())
+    needs = arm_class(arm_factory).needs
     services = Services(**{role: await stack.get(role) for role in needs})
     reader = await stack.get("reader")
     gate = asyncio.Semaphore(episode_concurrency)

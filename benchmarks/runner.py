@@ -23,7 +23,7 @@ import hydra
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from benchmarks.pipeline import answer_stage, score_stage, summarize, unique_by_id
+from benchmarks.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runs import RunFolder, manifest
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
@@ -198,7 +198,7 @@ def _limit(episodes: list[Any], n: int) -> list[Any]:
 
 
 def _arm_prompts(factory: Any) -> dict[str, str]:
-    return dict(getattr(getattr(factory, "func", factory), "prompts", {}) or {})
+    return dict(arm_class(factory).prompts)
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")

@@ -4,12 +4,11 @@ to scored answers (make test-model; CI runs it too)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from pmem.models.local import missing_local_requirements
+from tests.test_runner import bench
 
 pytestmark = [
     pytest.mark.model,
@@ -22,20 +21,7 @@ pytestmark = [
 
 def test_smoke_experiment_answers_easy_questions_with_the_local_model(tmp_path) -> None:
     root = tmp_path / "runs"
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchmarks.runner",
-            "experiment=smoke",
-            f"run.root={root}",
-            "run.progress=false",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=tmp_path,
-    )
+    out = bench(root, timeout=900)  # the local profile is the default: no overrides
     assert out.returncode == 0, out.stdout + out.stderr
     (folder,) = (root / "smoke").iterdir()
     summary = json.loads((folder / "summary.json").read_text())
