@@ -2,6 +2,7 @@
 #   make run          set up (first time) and run the main job
 #   make test         set up (first time), lint, and run the test suite
 #   make test-model   the real-model smoke test on the local profile (obtains and serves it)
+#   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,8 @@ LOCAL  := $(VENV)/.installed-local
 # compile jobs: unbounded it runs dozens at once); pip caches the wheel afterwards.
 LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF
 
-.PHONY: setup setup-local run demo smoke test test-model lint format bench bench-harness \
+.PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers lint format \
+        bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table6-single tables
 
@@ -43,6 +45,27 @@ $(LOCAL): $(STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip install --quiet -e '.[dev,local]'
 	touch $(LOCAL)
 
+# Peer memory systems (../shared/notes/peers.md), one extra each; PEERS picks some. Two publish
+# pins no registry has, so their extras carry the dependencies that work and the packages
+# themselves go in with --no-deps.
+PEERS ?= mem0 graphiti memoryos hipporag
+NODEPS_mem0 :=
+NODEPS_graphiti :=
+NODEPS_memoryos := memoryos-pro==0.1.0
+NODEPS_hipporag := hipporag==2.0.0a4 gritlm==1.0.2
+comma := ,
+empty :=
+space := $(empty) $(empty)
+PEERS_STAMP := $(VENV)/.installed-peers-$(subst $(space),-,$(strip $(PEERS)))
+
+setup-peers: $(PEERS_STAMP)
+
+$(PEERS_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,$(subst $(space),$(comma),$(strip $(PEERS)))]'
+	@nodeps="$(strip $(foreach p,$(PEERS),$(NODEPS_$(p))))"; \
+	  if [ -n "$$nodeps" ]; then $(BIN)/pip install --quiet --pre --no-deps $$nodeps; fi
+	touch $(PEERS_STAMP)
+
 # The main job: the library's demonstration (the paper's Figure 1 story and the $30k/$50k
 # retraction, with history, on a SQLite store), then Table 6 (§4.2.1) on the local profile, a real
 # model obtained, verified and served by the project: CASES=20 per L, about 30 minutes on 2 cores
@@ -69,6 +92,9 @@ test: lint
 
 test-model: setup-local
 	$(BIN)/python -m pytest -m model
+
+test-peers: setup-peers
+	$(BIN)/python -m pytest -m peers
 
 bench: setup
 	$(BIN)/python scripts/bench_core.py

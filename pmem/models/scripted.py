@@ -123,6 +123,9 @@ class ScriptedServer(ManagedServer):
 
     `rules`: (regex, reply) pairs searched (DOTALL) in the last user message, first match wins,
     the reply may use `\\1` groups; or a callable(messages) -> str; otherwise `default`.
+    `script`: a callable(body) -> str over the whole chat request (messages, response_format,
+    model, ...), for clients whose expected reply depends on more than the last message (the
+    peer systems' schema-constrained calls); it takes precedence over `rules`.
     `tokenize`: "llama.cpp" (also True), "vllm", or False for no /tokenize endpoint.
     `faults`: exact faults for given request numbers (1-based, counted over the model
     endpoints), e.g. {1: "429"}; otherwise `p_500`, `p_429`, `p_timeout`, `p_malformed` draw
@@ -135,6 +138,7 @@ class ScriptedServer(ManagedServer):
         self,
         rules: Rules = None,
         *,
+        script: Callable[[dict[str, Any]], str] | None = None,
         default: str = "OK",
         models: Sequence[str] = ("scripted",),
         embedding_dim: int = 64,
@@ -154,6 +158,7 @@ class ScriptedServer(ManagedServer):
         log_path: str | Path | None = None,
     ) -> None:
         self.rules = rules
+        self.script = script
         self._compiled = [] if rules is None or callable(rules) else _compile(rules)
         self.default = default
         self.models = list(models)
@@ -369,7 +374,7 @@ class ScriptedServer(ManagedServer):
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             return _error(400, "messages must be a list of objects", "invalid_request_error")
-        text = self.reply_for(messages)
+        text = str(self.script(body)) if self.script is not None else self.reply_for(messages)
         pieces = whitespace_tokens(text)
         finish = "stop"
         limit = body.get("max_tokens") or body.get("max_completion_tokens")

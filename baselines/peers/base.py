@@ -1,0 +1,215 @@
+"""What every peer memory system's arm shares (paper §4 "Baselines and protocol", B.1, B.4).
+
+The peers (Mem0, Graphiti/Zep, HippoRAG-v2, MemoryOS) run through their own packages, installed
+as extras, with telemetry off and every model call sent to the configured endpoints. An arm
+adapts one package to the `MemoryArm` interface: `ingest` feeds the episode's items in arrival
+order, `read` asks the package for its top-k memories and lists them one per line, so the shared
+reader answers from them exactly as it does for P-Mem and the raw arms.
+
+The packages talk to OpenAI-compatible servers themselves, so they are handed base URLs, not our
+clients. `PeerArm.endpoints` is where they must send every call; subclasses never read the
+profile's URLs directly.
+
+Ingest units: with `chunk_size` set (FactConsolidation, B.4: "the same chunks"), the episode's
+lines are packed into line-aligned chunks of at most that many characters; otherwise each event
+is one item (an ALFWorld sentence, a LongMemEval session), its date kept for the packages that
+take one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar
+
+from baselines.base import Context, MemoryArm, Services
+from baselines.peers.gateway import Gateway
+from benchmarks.types import Event
+
+PEER_DIR = "peer"  # the package's own files, inside an arm's snapshot folder
+STATS_FILE = "peer_stats.json"
+
+
+class PeerNotInstalled(ImportError):
+    """A peer package is missing; the message names the command that installs it."""
+
+
+def install_command(extra: str) -> str:
+    """How to install one peer extra (pip cannot express the --no-deps steps some need)."""
+    return f"make setup-peers PEERS={extra}   (or: pip install -e '.[{extra}]')"
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import a peer package, or fail naming the extra and the command that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if exc.name is not None and exc.name != module and not module.startswith(exc.name):
+            raise  # the package is there but broken: show the real error
+        raise PeerNotInstalled(
+            f"the {extra} arm needs the package {module!r}, which is not installed; "
+            f"install it with: {install_command(extra)}"
+        ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class PeerEndpoints:
+    """Where a peer package must send its calls, and what it must ask for."""
+
+    llm_base_url: str
+    llm_model: str
+    embed_base_url: str
+    embed_model: str
+    embedding_dim: int
+    api_key: str = "EMPTY"  # OpenAI clients refuse an empty key; local servers ignore it
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One ingest unit: an event or a chunk of lines, with its arrival index and date."""
+
+    index: int
+    text: str
+    at: str | None = None
+
+
+def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:
+    """The episode as ingest units (see the module docstring)."""
+    if chunk_size is None:
+        return [Item(i, e.text, e.at) for i, e in enumerate(events)]
+    from benchmarks.factconsolidation import chunks
+
+    return [Item(i, text) for i, text in enumerate(chunks([e.text for e in events], chunk_size))]
+
+
+def quiet_telemetry() -> None:
+    """Every telemetry switch the peers read (peers.md); set before any of them is imported."""
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+    os.environ.setdefault("POSTHOG_DISABLED", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class PeerArm(MemoryArm):
+    """Base of the peer arms: endpoints, a private working folder, snapshots, rendering.
+
+    Subclasses set `module` and `extra`, and implement `ingest_items` and `search` (both may
+    block: they run in a worker thread unless the package is async).
+    """
+
+    needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
+    module: ClassVar[str] = ""  # the import name of the package
+    extra: ClassVar[str] = ""  # the pip extra that installs it
+
+    def __init__(
+        self,
+        services: Services | None = None,
+        k: int = 10,
+        chunk_size: int | None = None,
+        workdir: str | None = None,
+    ) -> None:
+        super().__init__(services)
+        if k < 1:
+            raise ValueError(f"arm.k must be >= 1, not {k}")
+        if chunk_size is not None and chunk_size < 1:
+            raise ValueError(f"arm.chunk_size must be >= 1 (or null), not {chunk_size}")
+        quiet_telemetry()
+        self.package = require(self.module, self.extra)
+        self.k = k
+        self.chunk_size = chunk_size
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"pmem-{self.extra}-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._endpoints: PeerEndpoints | None = None
+        self.gateway: Gateway | None = None
+        self.stats: dict[str, Any] = {}
+
+    # -- endpoints -----------------------------------------------------------------------------
+
+    async def endpoints(self) -> PeerEndpoints:
+        """Where the package sends its calls: this arm's gateway (see `gateway.py`), which
+        forwards chat to the writer and embeddings to the embedder, metered and cached; the
+        embedding width is measured once."""
+        if self._endpoints is None:
+            writer, embedder = self.services.writer, self.services.embedder
+            if writer is None or embedder is None:
+                raise ValueError(f"the {self.extra} arm needs a writer and an embedder profile")
+            dim = int((await embedder.embed(["dimension probe"], kind="passage")).shape[1])
+            self.gateway = Gateway(writer, embedder)
+            url = self.gateway.start()
+            self._endpoints = PeerEndpoints(
+                llm_base_url=url,
+                llm_model=writer.endpoint.model,
+                embed_base_url=url,
+                embed_model=embedder.endpoint.model,
+                embedding_dim=dim,
+                api_key=writer.endpoint.api_key or "EMPTY",
+            )
+        return self._endpoints
+
+    # -- the interface -------------------------------------------------------------------------
+
+    async def ingest(self, events: Sequence[Event]) -> None:
+        items = items_of(events, self.chunk_size)
+        await self.ingest_items(items, await self.endpoints())
+        self.stats.setdefault("items", len(items))
+
+    async def ingest_items(self, items: Sequence[Item], endpoints: PeerEndpoints) -> None:
+        raise NotImplementedError
+
+    async def search(self, query: str, endpoints: PeerEndpoints) -> list[str]:
+        """The package's top-k memories for a query, best first, as text lines."""
+        raise NotImplementedError
+
+    async def read(self, question: Any) -> Context:
+        lines = await self.search(question.text, await self.endpoints())
+        lines = [" ".join(line.split()) for line in lines[: self.k]]
+        ids = tuple(f"{self.extra}-{i}" for i in range(len(lines)))
+        return Context("\n".join(lines), ids, {**self.stats, "shown": len(lines)})
+
+    @staticmethod
+    async def blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a synchronous package call off the event loop."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    # -- snapshots: the package's files, copied whole ------------------------------------------
+
+    def close(self) -> None:
+        """Release the package's handles (databases) so its files can be copied; subclasses open
+        the package lazily, so the next call reopens it over `self.workdir`."""
+
+    def save(self, directory: Path) -> bool:
+        self.close()
+        target = directory / PEER_DIR
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(self.workdir, target)
+        (directory / STATS_FILE).write_text(json.dumps(self.stats, ensure_ascii=False))
+        return True
+
+    def load(self, directory: Path) -> bool:
+        source, stats = directory / PEER_DIR, directory / STATS_FILE
+        if not (source.is_dir() and stats.exists()):
+            return False
+        self.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.copytree(source, self.workdir)
+        self.stats = json.loads(stats.read_text())
+        return True
+
+    def __del__(self) -> None:
+        if getattr(self, "gateway", None) is not None:
+            self.gateway.stop()
+        if getattr(self, "_own_workdir", False):
+            shutil.rmtree(getattr(self, "workdir", ""), ignore_errors=True)

@@ -1,0 +1,175 @@
+"""A loopback OpenAI-compatible front through which the peer packages reach the models.
+
+The peers (Mem0, Graphiti, HippoRAG, MemoryOS) call OpenAI-compatible servers themselves, with
+their own clients. Handing them the profile's URLs directly would leave their calls outside the
+harness: not metered (so no per-arm ingest cost, which the paper reports for Graphiti), not
+cached (so a rerun re-pays every extraction), and retried by whatever each package does. The
+gateway closes that gap: each arm gets a `127.0.0.1` URL whose chat and embedding requests are
+forwarded, body unchanged, through the harness's own request machinery (`pmem.models.client`:
+pooled, retried with backoff on 429/5xx/timeouts, errors named), cached per request body in the
+run's response cache and counted in the run's usage meter under the writer's and embedder's
+roles. A configuration error upstream (unknown model, bad schema) reaches the package as the
+same HTTP status with the upstream message.
+
+Cache keys are the whole request body plus the endpoint's revision: a package that samples
+(temperature > 0 without a seed) gets its first draw back on a rerun, as the harness's own calls
+do (their draw index is 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from pmem.models.cache import cache_key
+from pmem.models.client import ChatModel, Embedder, ModelConfigError, ModelError, _ModelClient
+from pmem.models.server import LOOPBACK
+
+#: the paths forwarded, and which upstream serves each
+ROUTES = {"/v1/chat/completions": "chat", "/v1/embeddings": "embeddings"}
+UPSTREAM_PATHS = {"chat": "chat/completions", "embeddings": "embeddings"}
+
+
+class _Forwarder(_ModelClient):
+    """One upstream endpoint, sharing the original client's cache, meter and role."""
+
+    def __init__(self, client: ChatModel | Embedder, kind: str) -> None:
+        super().__init__(client.endpoint, client.role, client.cache, client.meter)
+        self.kind = kind
+
+    async def forward(self, body: dict[str, Any]) -> dict[str, Any]:
+        key = cache_key({"gateway": self.kind, "revision": self.endpoint.revision, "body": body})
+        if self.cache.enabled:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.usage.cache_hits += 1
+                return cached
+        url = f"{self.endpoint.base_url}/{UPSTREAM_PATHS[self.kind]}"
+        data, latency = await self._request("POST", url, body, _json_object)
+        self._meter_call(data, latency)
+        if self.cache.enabled:
+            self.cache.put(
+                key, data, kind=f"gateway-{self.kind}", model=str(body.get("model")), request=body
+            )
+        return data
+
+    async def models(self) -> dict[str, Any]:
+        data, _ = await self._request(
+            "GET", f"{self.endpoint.base_url}/models", None, _json_object, limited=False
+        )
+        return data
+
+
+def _json_object(data: Any) -> None:
+    if not isinstance(data, Mapping):
+        raise TypeError("not a JSON object")
+
+
+class Gateway:
+    """Serve `/v1/chat/completions` (to the writer) and `/v1/embeddings` (to the embedder) on
+    127.0.0.1 until `stop()`; `base_url` is what a peer package is given."""
+
+    def __init__(self, writer: ChatModel, embedder: Embedder) -> None:
+        self.upstream = {
+            "chat": _Forwarder(writer, "chat"),
+            "embeddings": _Forwarder(embedder, "embeddings"),
+        }
+        self.requests = {"chat": 0, "embeddings": 0}
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._http_thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the gateway is not started")
+        return f"http://{LOOPBACK}:{self._httpd.server_address[1]}/v1"
+
+    def start(self) -> str:
+        if self._httpd is None:
+            self._loop_thread.start()
+            self._httpd = ThreadingHTTPServer((LOOPBACK, 0), _handler_for(self))
+            self._httpd.daemon_threads = True
+            self._http_thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+            self._http_thread.start()
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._loop.is_running():
+            for fwd in self.upstream.values():
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(fwd.aclose(), self._loop).result(5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop_thread.join(5)
+
+    def __enter__(self) -> Gateway:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def call(self, kind: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        """Forward one request (from a server thread) and wait for the answer."""
+        fwd = self.upstream[kind]
+        coro = fwd.models() if body is None else fwd.forward(body)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+
+def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: the meter counts
+            pass
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") != "/v1/models":
+                return self._send(404, _error(f"no route {self.path}"))
+            self._answer(lambda: gateway.call("chat", None))
+
+        def do_POST(self) -> None:
+            kind = ROUTES.get(self.path.split("?")[0].rstrip("/"))
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if kind is None:
+                return self._send(404, _error(f"the gateway forwards only {', '.join(ROUTES)}"))
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                return self._send(400, _error("request body is not JSON"))
+            gateway.requests[kind] += 1
+            self._answer(lambda: gateway.call(kind, body))
+
+        def _answer(self, call: Any) -> None:
+            try:
+                data = call()
+            except ModelConfigError as exc:
+                return self._send(exc.status or 400, _error(str(exc)))
+            except ModelError as exc:
+                return self._send(502, _error(str(exc)))
+            self._send(200, data)
+
+        def _send(self, status: int, payload: Any) -> None:
+            out = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+    return Handler
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "gateway_error"}}

@@ -1,0 +1,95 @@
+"""The peer arms' shared parts, without any peer package: the gateway and the install error."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import httpx
+import pytest
+
+from baselines.base import Services
+from baselines.peers.base import PeerArm, PeerNotInstalled, items_of
+from baselines.peers.gateway import Gateway
+from benchmarks.types import Event
+from pmem.models.cache import ResponseCache
+from pmem.models.client import ChatModel, Embedder, Endpoint
+from pmem.models.scripted import ScriptedServer
+from pmem.models.usage import UsageMeter
+
+
+def clients(url: str, cache: ResponseCache, meter: UsageMeter, model: str = "scripted"):
+    fast = {"backoff_s": 0.01, "backoff_max_s": 0.05}
+    writer = ChatModel(Endpoint(url, model, **fast), role="writer", cache=cache, meter=meter)
+    embedder = Embedder(
+        Endpoint(url, "scripted-embed", **fast), role="embedder", cache=cache, meter=meter
+    )
+    return writer, embedder
+
+
+def chat_body(text: str, model: str = "scripted") -> dict:
+    return {"model": model, "messages": [{"role": "user", "content": text}], "temperature": 0}
+
+
+def test_gateway_forwards_meters_and_caches(tmp_path) -> None:
+    rules = [("capital", "Paris")]
+    models = ["scripted", "scripted-embed"]
+    with ScriptedServer(rules, models=models, faults={1: "500"}) as server:
+        meter = UsageMeter()
+        writer, embedder = clients(server.base_url, ResponseCache(tmp_path / "c.sqlite"), meter)
+        with Gateway(writer, embedder) as gw:
+            assert gw.base_url.startswith("http://127.0.0.1:")
+            first = httpx.post(f"{gw.base_url}/chat/completions", json=chat_body("capital?"))
+            assert first.status_code == 200
+            assert first.json()["choices"][0]["message"]["content"] == "Paris"
+            # the injected 500 on the first upstream request was retried by the harness client
+            assert meter.role("writer").retries == 1
+            assert meter.role("writer").calls == 1
+            again = httpx.post(f"{gw.base_url}/chat/completions", json=chat_body("capital?"))
+            assert again.json() == first.json()
+            assert server.count("/chat/completions") == 2  # the fault + one real call
+            assert meter.role("writer").cache_hits == 1
+
+            emb = httpx.post(
+                f"{gw.base_url}/embeddings", json={"model": "scripted-embed", "input": ["a b"]}
+            )
+            assert emb.status_code == 200 and len(emb.json()["data"][0]["embedding"]) == 64
+            assert meter.role("embedder").calls == 1
+            assert meter.role("writer").prompt_tokens > 0
+
+            listed = httpx.get(f"{gw.base_url}/models")
+            assert {m["id"] for m in listed.json()["data"]} == set(models)
+            assert gw.requests == {"chat": 2, "embeddings": 1}
+
+
+def test_gateway_passes_configuration_errors_through_with_their_status(tmp_path) -> None:
+    with ScriptedServer(models=["scripted", "scripted-embed"]) as server:
+        writer, embedder = clients(server.base_url, ResponseCache(None), UsageMeter())
+        with Gateway(writer, embedder) as gw:
+            resp = httpx.post(f"{gw.base_url}/chat/completions", json=chat_body("hi", "gpt-4o"))
+            assert resp.status_code == 404
+            assert "gpt-4o" in resp.json()["error"]["message"]
+            missing = httpx.post(f"{gw.base_url}/completions", json=chat_body("hi"))
+            assert missing.status_code == 404
+
+
+class _Absent(PeerArm):
+    module: ClassVar[str] = "no_such_peer_package_xyz"
+    extra: ClassVar[str] = "nopeer"
+
+
+def test_a_missing_peer_package_names_its_install_command() -> None:
+    with pytest.raises(PeerNotInstalled, match=r"make setup-peers PEERS=nopeer.*\.\[nopeer\]"):
+        _Absent(Services())
+
+
+def test_items_are_events_or_line_aligned_chunks() -> None:
+    events = [Event(f"e{i}", f"{i}. fact number {i}", at=f"2024-01-0{i + 1}") for i in range(5)]
+    assert [(it.index, it.text, it.at) for it in items_of(events, None)][1] == (
+        1,
+        "1. fact number 1",
+        "2024-01-02",
+    )
+    packed = items_of(events, 40)
+    assert len(packed) < len(events)
+    assert "\n".join(it.text for it in packed) == "\n".join(e.text for e in events)
+    assert all(len(it.text) <= 40 for it in packed)
