@@ -10,7 +10,7 @@ context differs (the paper's Eq. 1).
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,6 +23,10 @@ class Context:
     text: str
     ids: tuple[str, ...] = ()  # which stored items were read (events, cells, chunks)
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+#: the benchmark's answer prompt around a context, sent to the shared reader: context -> reply
+Ask = Callable[[str], Awaitable[Any]]
 
 
 @dataclass(slots=True)
@@ -49,6 +53,15 @@ class MemoryArm(abc.ABC):
 
     @abc.abstractmethod
     async def read(self, question: Question) -> Context: ...
+
+    async def respond(self, question: Question, ask: Ask) -> tuple[Context, Any]:
+        """Read, then let the reader answer: (the context it answered from, its reply).
+
+        Arms whose read is a dialogue with the reader (P-Mem's iterative readout, B.4) override
+        this; the prompt, the reader and the budget stay the benchmark's (`ask`).
+        """
+        context = await self.read(question)
+        return context, await ask(context.text)
 
     def save(self, directory: Path) -> bool:
         """Persist what ingest built; return False if the arm cannot (it is re-ingested)."""

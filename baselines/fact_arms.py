@@ -16,17 +16,23 @@ the runner starts (`needs`):
 Read (§3.4, B.4): every current cell is embedded as ``key: value``; the question's cosine top-12
 cells are listed one line per cell, in retrieval order, under a tracked-state header; ``k: null``
 is B.4's "full state" read (every current cell, in order of first arrival, no retrieval).
-Iterative readout (B.4's lookup turns) is not implemented.
+
+Iterative readout (B.4, ``lookups: 3``): the reader may answer or issue a lookup naming an
+entity and a relation; each lookup retrieves six further cells (cosine, deduplicated against
+those shown) and asks again, at most three times before an answer is forced. The lookup
+instruction is ours (the paper describes the protocol, not its wording); it is appended to the
+state block, inside the benchmark's own answer prompt, and hashed into the manifest.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from baselines.base import Context, MemoryArm, Services
+from baselines.base import Ask, Context, MemoryArm, Services
 from baselines.pmem_arms import copy_log
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.factconsolidation import chunks, parse_fact
@@ -44,6 +50,26 @@ SOURCE = "factconsolidation"
 
 # B.4: the state read is one line per retrieved cell under a header that says what it is.
 STATE_HEADER = "Tracked state (current values; a later fact overrides an earlier one):"
+# B.4's iterative readout: the reader's way to ask for more cells (our wording, see above).
+LOOKUP_PROMPT = (
+    "\nIf these facts are not enough to answer (for example, the question chains two facts and "
+    "one of them is missing), do not guess: reply with exactly one line\n"
+    "LOOKUP: <entity> | <relation>\n"
+    "naming the entity and the relation you need, and nothing else; more facts will be added. "
+    "Lookups left: {left}."
+)
+LOOKUP_LINE = re.compile(
+    r"^\W*LOOKUP[*_`\s]*:[*_`\s]*(?P<entity>[^|\n]+?)\s*(?:\|\s*(?P<relation>[^\n]*?))?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def parse_lookup(reply: str) -> str | None:
+    """The query text of a lookup reply (``entity relation``), or None for an answer."""
+    m = LOOKUP_LINE.search(reply or "")
+    if m is None:
+        return None
+    return " ".join(part for part in (m["entity"], m["relation"]) if part).strip() or None
 
 
 def oracle_key(subject: str, relation: str) -> str:
@@ -60,7 +86,11 @@ class StateArm(MemoryArm):
     """P-Mem state arm with the LLM write path (extraction over B.4 chunks, soft identity)."""
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
-    prompts: ClassVar[dict[str, str]] = {**WRITE_PROMPTS, "state_header": STATE_HEADER}
+    prompts: ClassVar[dict[str, str]] = {
+        **WRITE_PROMPTS,
+        "state_header": STATE_HEADER,
+        "lookup": LOOKUP_PROMPT,
+    }
     writer_name: ClassVar[str] = "llm"
 
     def __init__(
@@ -70,6 +100,8 @@ class StateArm(MemoryArm):
         k: int | None = 12,
         soft_identity: float | None = 0.72,
         chunk_size: int = 1000,
+        lookups: int = 0,
+        lookup_k: int = 6,
     ) -> None:
         super().__init__(services)
         if writer is not None and writer != self.writer_name:
@@ -81,6 +113,14 @@ class StateArm(MemoryArm):
             )
         if k is not None and k < 1:
             raise ValueError(f"arm.k must be >= 1 (or null for the full state), not {k}")
+        if lookups < 0 or lookup_k < 1:
+            raise ValueError(
+                f"arm.lookups must be >= 0 and arm.lookup_k >= 1 ({lookups}, {lookup_k})"
+            )
+        if lookups and k is None:
+            raise ValueError("arm.lookups needs a retrieval read (arm.k), not the full state")
+        self.lookups = lookups
+        self.lookup_k = lookup_k
         self.k = k
         self.soft_identity = soft_identity
         self.chunk_size = chunk_size
@@ -132,9 +172,32 @@ class StateArm(MemoryArm):
         else:
             hits = await self.index.query(self.services.embedder, question.text, self.k)
             keys = [self.keys[i] for i, _ in hits]
+        return self.render(keys)
+
+    def render(self, keys: Sequence[str], **meta: Any) -> Context:
         lines = [cell_text(key, self.memory.cell(key).value or "") for key in keys]
-        meta = {**self.stats, "cells": len(self.keys), "shown": len(keys)}
+        meta = {**self.stats, "cells": len(self.keys), "shown": len(keys), **meta}
         return Context("\n".join([STATE_HEADER, *lines]), tuple(keys), meta)
+
+    async def respond(self, question: Question, ask: Ask) -> tuple[Context, Any]:
+        """B.4's iterative readout when `lookups` > 0, else the single read."""
+        if not self.lookups:
+            return await super().respond(question, ask)
+        assert self.index is not None, "read before ingest"
+        keys = list((await self.read(question)).ids)
+        issued: list[str] = []
+        while True:
+            left = self.lookups - len(issued)
+            context = self.render(keys, lookups=len(issued), lookup_queries=list(issued))
+            prompt = context.text + (LOOKUP_PROMPT.format(left=left) if left else "")
+            reply = await ask(prompt)
+            query = parse_lookup(reply.text) if left else None
+            if query is None:  # an answer, or the last turn (the answer is forced)
+                return Context(prompt, context.ids, context.meta), reply
+            issued.append(query)
+            shown = set(keys)
+            hits = await self.index.query(self.services.embedder, query, len(keys) + self.lookup_k)
+            keys += [k for k in (self.keys[i] for i, _ in hits) if k not in shown][: self.lookup_k]
 
     # -- snapshots -----------------------------------------------------------------------------
 
@@ -167,7 +230,7 @@ class OracleStateArm(StateArm):
     """The template-oracle writer (B.4, labelled): a parser instead of extraction, no model."""
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
-    prompts: ClassVar[dict[str, str]] = {"state_header": STATE_HEADER}
+    prompts: ClassVar[dict[str, str]] = {"state_header": STATE_HEADER, "lookup": LOOKUP_PROMPT}
     writer_name: ClassVar[str] = "oracle"
 
     async def write(self, events: Sequence[Event]) -> None:

@@ -73,9 +73,11 @@ async def answer_stage(
             await asyncio.gather(*(answer(arm, ep, q) for q in questions))
 
     async def answer(arm: MemoryArm, ep: Episode, q: Question) -> None:
-        context = await arm.read(q)
+        def ask(text: str) -> Any:
+            return reader.complete(bench.answer_messages(q, text))
+
+        context, result = await arm.respond(q, ask)
         tokens = await reader.count_tokens(context.text)
-        result = await reader.complete(bench.answer_messages(q, context.text))
         run.predictions.append(
             {
                 "id": q.id,

@@ -15,7 +15,14 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
 from baselines.base import Services
-from baselines.fact_arms import STATE_HEADER, OracleStateArm, StateArm, cell_text, oracle_key
+from baselines.fact_arms import (
+    STATE_HEADER,
+    OracleStateArm,
+    StateArm,
+    cell_text,
+    oracle_key,
+    parse_lookup,
+)
 from baselines.raw import RawArm
 from benchmarks.factconsolidation import FactConsolidation, gold_state
 from benchmarks.runner import CONFIG_DIR
@@ -182,3 +189,53 @@ def test_configs_build_the_arms() -> None:
     assert built["raw_facts_tags"].tags and built["raw_facts_tags"].order == "stream"
     with pytest.raises(ValueError, match="does not match"):
         StateArm(writer="oracle")
+
+
+def test_parse_lookup_reads_the_entity_and_relation_or_nothing() -> None:
+    assert parse_lookup("LOOKUP: Lionel Messi | country of citizenship") == (
+        "Lionel Messi country of citizenship"
+    )
+    assert parse_lookup("I need more.\n**Lookup:** Acme Corp") == "Acme Corp"
+    assert parse_lookup("Paris") is None
+    assert parse_lookup("") is None
+
+
+def test_iterative_readout_adds_six_new_cells_per_lookup_then_forces_an_answer(
+    sh6k, oracle_arm
+) -> None:
+    """B.4: up to three lookups of six further cells each, deduplicated, then an answer."""
+    bench, episode = sh6k
+    question = episode.questions[0]
+    prompts: list[str] = []
+    subjects = iter(["the capital", "the chairperson", "the head of state"])
+
+    def reader(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        prompts.append(text)
+        if "Lookups left:" in text:  # a reader that always wants more
+            return f"LOOKUP: {next(subjects)} | relation"
+        return "Final answer"
+
+    with ScriptedServer(script=reader, models=["scripted"]) as server:
+        model = ChatModel(Endpoint(server.base_url, "scripted"), role="reader")
+        arm = oracle_arm
+        arm.lookups, arm.lookup_k = 3, 6
+        try:
+            context, reply = run(
+                arm.respond(question, lambda t: model.complete(bench.answer_messages(question, t)))
+            )
+        finally:
+            arm.lookups = 0
+    assert reply.text == "Final answer" and len(prompts) == 4
+    for left, prompt in zip((3, 2, 1), prompts, strict=False):
+        assert f"Lookups left: {left}." in prompt
+    assert "Lookups left" not in prompts[-1] and "LOOKUP" not in prompts[-1]  # forced
+    assert len(context.ids) == len(set(context.ids)) == 12 + 3 * 6
+    assert context.meta["lookups"] == 3 and len(context.meta["lookup_queries"]) == 3
+    for key in context.ids:  # every shown cell is listed once in what the reader saw last
+        assert prompts[-1].count(f"\n{key}: ") == 1
+    # a reader that answers at once costs one call and sees the plain state read
+    single = run(
+        arm.respond(question, lambda t: asyncio.sleep(0, result=type("R", (), {"text": t})()))
+    )
+    assert single[0].ids == run(arm.read(question)).ids and "Lookups" not in single[1].text
