@@ -25,6 +25,25 @@ class Context:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One ingest unit of the arms that store text as given: an event, or a chunk of lines."""
+
+    index: int  # arrival order
+    text: str
+    at: str | None = None  # the event's date; chunks have none
+
+
+def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:
+    """The episode as ingest units: each event (with its date) when `chunk_size` is None, else
+    the lines packed into line-aligned chunks of at most `chunk_size` characters (B.4)."""
+    if chunk_size is None:
+        return [Item(i, e.text, e.at) for i, e in enumerate(events)]
+    from benchmarks.factconsolidation import chunks
+
+    return [Item(i, text) for i, text in enumerate(chunks([e.text for e in events], chunk_size))]
+
+
 #: the benchmark's answer prompt around a context, sent to the shared reader: context -> reply
 Ask = Callable[[str], Awaitable[Any]]
 

@@ -30,9 +30,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
 
-from baselines.base import Context, MemoryArm, Services
+from baselines.base import Context, Item, MemoryArm, Services, items_of
 from baselines.peers.gateway import Gateway
 from benchmarks.types import Event
+
+__all__ = ["Item", "PeerArm", "PeerEndpoints", "PeerNotInstalled", "items_of", "require"]
 
 PEER_DIR = "peer"  # the package's own files, inside an arm's snapshot folder
 STATS_FILE = "peer_stats.json"
@@ -70,24 +72,6 @@ class PeerEndpoints:
     embed_model: str
     embedding_dim: int
     api_key: str = "EMPTY"  # OpenAI clients refuse an empty key; local servers ignore it
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One ingest unit: an event or a chunk of lines, with its arrival index and date."""
-
-    index: int
-    text: str
-    at: str | None = None
-
-
-def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:
-    """The episode as ingest units (see the module docstring)."""
-    if chunk_size is None:
-        return [Item(i, e.text, e.at) for i, e in enumerate(events)]
-    from benchmarks.factconsolidation import chunks
-
-    return [Item(i, text) for i, text in enumerate(chunks([e.text for e in events], chunk_size))]
 
 
 def quiet_telemetry() -> None:
