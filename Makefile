@@ -15,7 +15,8 @@ LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_C
 .PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
-        reproduce-table6-single tables
+        reproduce-table6-single reproduce-table7 reproduce-table7-peers \
+        reproduce-appendix-f tables
 
 # ALFWorld-Revision reproductions (§4.2, Appendix B.2-B.3). CASES per L (or d); the paper: 140.
 # PROFILE=local (a real small model on this machine) or PROFILE=vllm (the paper's models; start
@@ -129,6 +130,35 @@ reproduce-table8: setup-local
 	      || exit 1; done; \
 	  $(BENCH) experiment=table8 arm=raw_topk benchmark.d=$$d || exit 1; done
 	$(BIN)/python -m benchmarks.tables table8
+
+# Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
+# per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
+# long-context arm's 56,000 characters fit. Peer arms need `make setup-peers` (TABLE7_PEERS).
+LIMIT ?= 100
+SOURCES ?= sh_6k mh_6k
+TABLE7_ARMS ?= pmem_state pmem_state_iter pmem_state_oracle pmem_state_oracle_iter raw_facts \
+               raw_facts_tags chunk_retrieval long_context
+TABLE7_PEERS ?= mem0 graphiti hipporag memoryos
+WINDOW_local := llm.server.ctx=16384
+BENCH7 := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) $(WINDOW_$(PROFILE)) experiment=table7 \
+          benchmark.limit=$(LIMIT)
+
+reproduce-table7: setup-local
+	@for src in $(SOURCES); do for arm in $(TABLE7_ARMS); do \
+	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
+	$(BIN)/python -m benchmarks.tables table7
+
+reproduce-table7-peers: setup-local setup-peers
+	@for src in $(SOURCES); do for arm in $(TABLE7_PEERS); do \
+	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
+	$(BIN)/python -m benchmarks.tables table7
+
+# Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
+# pmem_state_nosoft), against the template parse of the same stream.
+reproduce-appendix-f: setup-local
+	@for src in $(SOURCES); do for arm in pmem_state pmem_state_nosoft pmem_state_oracle; do \
+	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
+	$(BIN)/python -m benchmarks.write_audit
 
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done

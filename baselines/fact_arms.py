@@ -153,6 +153,7 @@ class StateArm(MemoryArm):
             "extraction_failures": s.extraction_failures,
             "gated": s.gated,
             "merged": s.merged,
+            "annotation_fallbacks": s.annotation_fallbacks,
             "decisions": dict(sorted(s.decisions.items())),
         }
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +23,32 @@ if TYPE_CHECKING:
     from benchmarks.stack import ModelStack
 
 SNAPSHOT_DONE = ".complete"
+INGEST_FILE = "ingest.json"  # what building the memory cost: wall time, calls and tokens by role
 
 
 def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
     """The arm class behind a factory (Hydra builds arms as `functools.partial`s)."""
     return getattr(factory, "func", factory)  # type: ignore[return-value]
+
+
+def _usage_of(services: Services) -> dict[str, dict[str, Any]]:
+    return {
+        role: client.usage.to_dict()
+        for role in ("writer", "embedder")
+        if (client := getattr(services, role, None)) is not None and hasattr(client, "usage")
+    }
+
+
+def ingest_cost(
+    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], wall_s: float
+) -> dict[str, Any]:
+    """The model usage an ingest added, by role (episodes ingested concurrently share clients, so
+    with several episodes in flight the split between them is approximate; the total is exact)."""
+    fields = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "errors")
+    usage = {
+        role: {f: after[role][f] - before.get(role, {}).get(f, 0) for f in fields} for role in after
+    }
+    return {"wall_s": round(wall_s, 3), "usage": usage}
 
 
 def questions_left(
@@ -66,8 +89,12 @@ async def answer_stage(
             arm = arm_factory(services=services)
             snapshot = run.snapshots / _safe(ep.id)
             if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
+                before = _usage_of(services)
+                started = time.perf_counter()
                 await arm.ingest(ep.events)
                 snapshot.mkdir(parents=True, exist_ok=True)
+                cost = ingest_cost(before, _usage_of(services), time.perf_counter() - started)
+                (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
                 if arm.save(snapshot):
                     (snapshot / SNAPSHOT_DONE).touch()
             await asyncio.gather(*(answer(arm, ep, q) for q in questions))

@@ -279,11 +279,35 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
                 f" / {ref}" if ref is not None else ""
             )
         row["n"] = int(r["substring.n"])
+        cost = ingest_cost(runs / "table7" / r["run"])
+        if cost is not None and r["source"].startswith("sh"):  # one stream per length
+            row[f"ingest {r['source'].split('_')[1]}"] = cost
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
     table.index.name = "arm"
-    return header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df) + (
-        "\n" + table.to_markdown()
+    return (
+        header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df)
+        + "\n"
+        + table.to_markdown()
+        + "\n\nIngest: model calls paid at ingest (writer chat + embedder batches; cached calls "
+        "in parentheses), tokens, and wall time on this machine when it was built.\n"
     )
+
+
+def ingest_cost(run: Path) -> str | None:
+    """What building a run's memory cost (the snapshots' ingest.json), as one cell."""
+    files = sorted(run.glob("snapshots/*/ingest.json"))
+    if not files:
+        return None
+    calls = cached = tokens = 0
+    wall = 0.0
+    for f in files:
+        data = json.loads(f.read_text())
+        wall += data["wall_s"]
+        for u in data["usage"].values():
+            calls += u["calls"]
+            cached += u["cache_hits"]
+            tokens += u["prompt_tokens"] + u["completion_tokens"]
+    return f"{calls:,} ({cached:,}) calls, {tokens:,} tok, {wall:,.0f} s"
 
 
 TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
