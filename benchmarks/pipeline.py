@@ -5,6 +5,7 @@ wrote, so any stage can be rerun alone."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import statistics
@@ -18,6 +19,7 @@ from baselines.base import MemoryArm, Services
 from benchmarks.runs import RunFolder
 from benchmarks.stats import binomial_ci
 from benchmarks.types import Benchmark, Episode, Question
+from pmem.models.usage import UsageMeter
 
 if TYPE_CHECKING:
     from benchmarks.stack import ModelStack
@@ -31,22 +33,37 @@ def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
     return getattr(factory, "func", factory)  # type: ignore[return-value]
 
 
-def _usage_of(services: Services) -> dict[str, dict[str, Any]]:
-    return {
-        role: client.usage.to_dict()
-        for role in ("writer", "embedder")
-        if (client := getattr(services, role, None)) is not None and hasattr(client, "usage")
-    }
+ROLES = ("writer", "embedder")
 
 
-def ingest_cost(
-    before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]], wall_s: float
-) -> dict[str, Any]:
-    """The model usage an ingest added, by role (episodes ingested concurrently share clients, so
-    with several episodes in flight the split between them is approximate; the total is exact)."""
+def metered_copy(services: Services) -> Services:
+    """The same clients (pool, cache, endpoint) with fresh usage counters, so one episode's cost
+    can be read off exactly while other episodes run; `merge_usage` adds it back to the run's."""
+    out = Services()
+    for role in ROLES:
+        client = getattr(services, role)
+        if client is not None and hasattr(client, "meter"):
+            client = copy.copy(client)
+            client.meter = UsageMeter()
+            client.usage = client.meter.role(client.role)
+        setattr(out, role, client)
+    return out
+
+
+def merge_usage(own: Services, services: Services) -> None:
+    for role in ROLES:
+        mine, shared = getattr(own, role), getattr(services, role)
+        if mine is not shared and mine is not None:
+            shared.usage.add(mine.usage)
+
+
+def ingest_cost(services: Services, wall_s: float) -> dict[str, Any]:
+    """What an ingest cost: wall time, and the model usage of the episode's own clients."""
     fields = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "errors")
     usage = {
-        role: {f: after[role][f] - before.get(role, {}).get(f, 0) for f in fields} for role in after
+        role: {f: getattr(client.usage, f) for f in fields}
+        for role in ROLES
+        if (client := getattr(services, role)) is not None and hasattr(client, "usage")
     }
     return {"wall_s": round(wall_s, 3), "usage": usage}
 
@@ -86,18 +103,21 @@ async def answer_stage(
 
     async def episode(ep: Episode, questions: list[Question]) -> None:
         async with gate:
-            arm = arm_factory(services=services)
-            snapshot = run.snapshots / _safe(ep.id)
-            if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
-                before = _usage_of(services)
-                started = time.perf_counter()
-                await arm.ingest(ep.events)
-                snapshot.mkdir(parents=True, exist_ok=True)
-                cost = ingest_cost(before, _usage_of(services), time.perf_counter() - started)
-                (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
-                if arm.save(snapshot):
-                    (snapshot / SNAPSHOT_DONE).touch()
-            await asyncio.gather(*(answer(arm, ep, q) for q in questions))
+            own = metered_copy(services)  # this episode's usage, exact under concurrency
+            try:
+                arm = arm_factory(services=own)
+                snapshot = run.snapshots / _safe(ep.id)
+                if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
+                    started = time.perf_counter()
+                    await arm.ingest(ep.events)
+                    snapshot.mkdir(parents=True, exist_ok=True)
+                    cost = ingest_cost(own, time.perf_counter() - started)
+                    (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
+                    if arm.save(snapshot):
+                        (snapshot / SNAPSHOT_DONE).touch()
+                await asyncio.gather(*(answer(arm, ep, q) for q in questions))
+            finally:
+                merge_usage(own, services)
 
     async def answer(arm: MemoryArm, ep: Episode, q: Question) -> None:
         def ask(text: str) -> Any:

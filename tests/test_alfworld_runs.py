@@ -119,6 +119,11 @@ def test_a_rerun_reloads_the_commit_store_without_writer_calls(tmp_path, agent) 
     assert script.calls["patch"] == CASES * 5
     snapshots = sorted((first["folder"] / "snapshots").iterdir())
     assert len(snapshots) == CASES and all((s / "store.sqlite").exists() for s in snapshots)
+    # what each ingest cost is kept beside its snapshot: 5 patch calls per case, no cache hits
+    costs = [json.loads((s / "ingest.json").read_text()) for s in snapshots]
+    assert all(c["wall_s"] > 0 for c in costs)
+    assert sum(c["usage"]["writer"]["calls"] for c in costs) == CASES * 5
+    assert all(c["usage"]["writer"]["prompt_tokens"] > 0 for c in costs)
 
     # Forget the answers and the response cache: only the snapshots remain.
     (first["folder"] / "predictions.jsonl").unlink()
