@@ -679,6 +679,10 @@ class ChatModel(_ModelClient):
                 body,
                 _valid_tokens,
                 expected=_TOKENIZE_UNSUPPORTED,
+                # counting needs no generation slot: never queue it behind the chat calls
+                # (an arm that reads before it counts would otherwise hold every prediction
+                # until the last answer)
+                limited=False,
             )
         except ModelConfigError as exc:
             if exc.status in (404, 405):
