@@ -63,6 +63,11 @@ EXTRACT_SCHEMA = {
         "required": ["key", "value"],
     },
 }
+# The extraction reply's own budget: a 1,000-character chunk holds about ten facts, ~25 tokens
+# of JSON each. Set here, not by the profile, whose max_tokens is the reader's answer budget
+# (32 in experiment=table7), which would cut the JSON list short.
+EXTRACT_MAX_TOKENS = 1024
+
 OPS = ("accept", "reject", "contest", "resolve", "revoke", "noop")
 ANNOTATE_SCHEMA = {
     "type": "object",
@@ -152,7 +157,10 @@ class WritePath:
 
     async def extract(self, text: str) -> list[Fact]:
         result = await self.writer.complete(
-            EXTRACT_PROMPT.format(text=text), schema=EXTRACT_SCHEMA, schema_name="facts"
+            EXTRACT_PROMPT.format(text=text),
+            schema=EXTRACT_SCHEMA,
+            schema_name="facts",
+            max_tokens=EXTRACT_MAX_TOKENS,
         )
         if result.parsed is None:
             self.stats.extraction_failures += 1

@@ -145,3 +145,16 @@ def test_parse_facts(raw, keys) -> None:
 
 def test_normalize_key() -> None:
     assert normalize_key("  Personal-Best 5K time ") == "personal_best_5k_time"
+
+
+def test_extraction_has_its_own_budget_not_the_readers(models) -> None:
+    """The profile's max_tokens is the reader's answer budget (32 in table7); an extraction
+    reply of a whole chunk's facts must not be cut by it."""
+    _, embedder, server = models
+    short = ChatModel(Endpoint(server.base_url, "scripted"), role="writer", max_tokens=32)
+    m = Memory()
+    wp = WritePath(m, short, embedder, soft_identity=None)
+    lines = "\n".join(f"person{i} city: Town{i}" for i in range(20))  # ~100 reply tokens
+    run(wp.write([lines]))
+    assert wp.stats.extraction_failures == 0 and wp.stats.facts == 20
+    assert server.last_body()["max_tokens"] == 1024
