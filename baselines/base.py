@@ -82,6 +82,10 @@ class MemoryArm(abc.ABC):
         context = await self.read(question)
         return context, await ask(context.text)
 
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook, not abstract
+        """Release what the arm holds (servers, open files); the runner calls it once the
+        episode's questions are answered."""
+
     def save(self, directory: Path) -> bool:
         """Persist what ingest built; return False if the arm cannot (it is re-ingested)."""
         return False

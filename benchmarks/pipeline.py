@@ -104,8 +104,8 @@ async def answer_stage(
     async def episode(ep: Episode, questions: list[Question]) -> None:
         async with gate:
             own = metered_copy(services)  # this episode's usage, exact under concurrency
+            arm = arm_factory(services=own)
             try:
-                arm = arm_factory(services=own)
                 snapshot = run.snapshots / _safe(ep.id)
                 if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
                     started = time.perf_counter()
@@ -117,6 +117,7 @@ async def answer_stage(
                         (snapshot / SNAPSHOT_DONE).touch()
                 await asyncio.gather(*(answer(arm, ep, q) for q in questions))
             finally:
+                await arm.aclose()
                 merge_usage(own, services)
 
     async def answer(arm: MemoryArm, ep: Episode, q: Question) -> None:

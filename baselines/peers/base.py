@@ -23,6 +23,7 @@ import importlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -192,8 +193,15 @@ class PeerArm(MemoryArm):
         self.stats = json.loads(stats.read_text())
         return True
 
+    async def aclose(self) -> None:
+        self.close()
+        if self.gateway is not None:
+            await asyncio.to_thread(self.gateway.stop)
+            self.gateway, self._endpoints = None, None
+
     def __del__(self) -> None:
-        if getattr(self, "gateway", None) is not None:
+        # at interpreter exit the server thread may already be frozen: stopping would hang
+        if getattr(self, "gateway", None) is not None and not sys.is_finalizing():
             self.gateway.stop()
         if getattr(self, "_own_workdir", False):
             shutil.rmtree(getattr(self, "workdir", ""), ignore_errors=True)

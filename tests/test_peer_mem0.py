@@ -1,0 +1,208 @@
+"""The Mem0 arm through mem0ai itself, against the scripted server on 127.0.0.1.
+
+The script answers Mem0's two prompt kinds the way a model following them would: fact
+extraction (system prompt + "Input:\\nuser: ...") with one fact per input line, and the update
+step (the old memories and the new facts in triple backticks) with UPDATE when a new fact is
+about the subject of a stored memory, NONE when it repeats it, ADD otherwise. So a later value
+of the same fact overwrites the earlier one: Mem0's CRUD behaviour, which the arm must expose.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib.util
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+
+from baselines.base import Services
+from benchmarks.runner import CONFIG_DIR
+from benchmarks.types import Event, Question
+from pmem.models.client import ChatModel, Embedder, Endpoint
+from pmem.models.scripted import ScriptedServer
+
+pytestmark = [
+    pytest.mark.peers,
+    pytest.mark.skipif(importlib.util.find_spec("mem0") is None, reason="mem0ai not installed"),
+]
+
+DIM = 64
+LINES = (
+    "0. The capital of France is Paris.",
+    "1. Anna Berg works in the field of chemistry.",
+    "2. The capital of France is Lyon.",
+)
+CHUNK = 80  # lines 0-1 fill the first chunk (80 characters), line 2 is the second
+
+
+def subject(fact: str) -> str:
+    """What a fact is about: its words before " is ", without the serial number."""
+    return re.sub(r"^\d+\.\s*", "", fact).split(" is ")[0].strip(" .")
+
+
+def backticked(prompt: str, anchor: str) -> Any:
+    """The Python literal Mem0 prints in the first triple-backtick block after `anchor`."""
+    match = re.search(re.escape(anchor) + r".*?```\s*(.*?)\s*```", prompt, re.S)
+    return ast.literal_eval(match.group(1)) if match else []
+
+
+def mem0_script(body: dict[str, Any]) -> str:
+    messages = body["messages"]
+    if messages[0]["role"] == "system":  # fact extraction: "Input:\nuser: <item>\n"
+        text = messages[1]["content"].split("user: ", 1)[1]
+        lines = [line.strip() for line in text.splitlines()]
+        return json.dumps({"facts": [x for x in lines if x and not x.startswith("Date:")]})
+    prompt = messages[0]["content"]  # the update step
+    old = backticked(prompt, "Below is the current content of my memory")
+    facts = backticked(prompt, "The new retrieved facts are mentioned in the triple backticks")
+    memory, next_id = [], len(old)
+    for fact in facts:
+        hit = next((m for m in old if subject(m["text"]) == subject(fact)), None)
+        if hit is None:
+            memory.append({"id": str(next_id), "text": fact, "event": "ADD"})
+            next_id += 1
+        elif hit["text"] == fact:
+            memory.append({"id": hit["id"], "text": fact, "event": "NONE"})
+        else:
+            memory.append(
+                {"id": hit["id"], "text": fact, "event": "UPDATE", "old_memory": hit["text"]}
+            )
+    return json.dumps({"memory": memory})
+
+
+@pytest.fixture
+def server() -> Any:
+    with ScriptedServer(
+        script=mem0_script, models=["scripted", "scripted-embed"], embedding_dim=DIM
+    ) as srv:
+        yield srv
+
+
+def services(server: ScriptedServer) -> Services:
+    return Services(
+        writer=ChatModel(Endpoint(server.base_url, "scripted"), role="writer"),
+        embedder=Embedder(Endpoint(server.base_url, "scripted-embed"), role="embedder"),
+    )
+
+
+def bodies(server: ScriptedServer, path: str) -> list[dict[str, Any]]:
+    return [body for p, body in server.received if p == path]
+
+
+def question(text: str = "What is the capital of France?") -> Question:
+    return Question("q0", text, ("Lyon",))
+
+
+def test_round_trip_update_search_history_and_snapshot(server, tmp_path: Path) -> None:
+    from baselines.peers.mem0_arm import FACTCONSOLIDATION_PROMPT, Mem0Arm
+
+    env_before = os.environ.get("MEM0_DIR")
+    arm = Mem0Arm(
+        services(server),
+        chunk_size=CHUNK,
+        workdir=str(tmp_path / "a"),
+        fact_prompt="factconsolidation",
+    )
+    assert arm.k == 12
+    events = [Event(f"e{i}", line) for i, line in enumerate(LINES)]
+    asyncio.run(arm.ingest(events))
+    endpoints = asyncio.run(arm.endpoints())
+
+    # Mem0 extracted three facts from two chunks and overwrote Paris with Lyon (one UPDATE)
+    assert arm.stats["items"] == 2
+    assert arm.stats["events"] == {"ADD": 2, "UPDATE": 1}
+    assert arm.stats["proposed"] == {"ADD": 2, "UPDATE": 1}
+    assert arm.stats["llm_calls"] == {"extract": 2, "update": 2} and arm.stats["facts"] == 3
+    assert arm.stats["memories"] == 2
+    json.dumps(arm.stats)  # serializable, for the snapshot
+
+    context = asyncio.run(arm.read(question()))
+    lines = context.text.split("\n")
+    assert lines[0] == "2. The capital of France is Lyon."
+    assert "Paris" not in context.text  # the CRUD corner: the displaced value is gone
+    assert set(lines) == {LINES[1], LINES[2]} and context.meta["shown"] == 2
+
+    # ... but Mem0's own history keeps the trail of the overwritten memory
+    stored = {m["memory"]: m["id"] for m in arm.memories(endpoints)}
+    france = stored["2. The capital of France is Lyon."]
+    trail = arm.history(france, endpoints)
+    assert [(h["event"], h["old_memory"], h["new_memory"]) for h in trail] == [
+        ("ADD", None, LINES[0]),
+        ("UPDATE", LINES[0], LINES[2]),
+    ]
+
+    # every call went to the scripted endpoints, in the shape Mem0 sends
+    chats, embeds = bodies(server, "/chat/completions"), bodies(server, "/embeddings")
+    assert server.count("/chat/completions") == len(chats) == 4  # 2 per chunk
+    # the base's width probe, one per extracted fact, one per search
+    assert server.count("/embeddings") == len(embeds) == 1 + 3 + 1
+    for body in chats:
+        assert body["response_format"] == {"type": "json_object"}
+        assert body["model"] == "scripted" and body["temperature"] == 0
+    extract = [b for b in chats if b["messages"][0]["role"] == "system"]
+    assert len(extract) == 2
+    assert all(b["messages"][0]["content"] == FACTCONSOLIDATION_PROMPT for b in extract)
+    assert extract[0]["messages"][1]["content"] == "Input:\nuser: " + "\n".join(LINES[:2]) + "\n"
+    assert all(b["model"] == "scripted-embed" and b["dimensions"] == DIM for b in embeds[1:])
+    assert arm.gateway is not None  # Mem0's calls came through the arm's gateway, none around it
+    assert arm.gateway.requests == {"chat": len(chats), "embeddings": len(embeds) - 1}
+
+    # every file Mem0 wrote is in the arm's folder; the environment is as it was
+    assert {"qdrant", "history.db", "migrations_qdrant"} <= set(os.listdir(arm.workdir))
+    assert os.environ.get("MEM0_DIR") == env_before  # set around the import only
+
+    # snapshot -> a fresh arm (the first one reopened meanwhile: two arms open at once)
+    assert arm.save(tmp_path / "snap")
+    assert asyncio.run(arm.read(question())).text == context.text
+    fresh = Mem0Arm(
+        services(server),
+        chunk_size=CHUNK,
+        workdir=str(tmp_path / "b"),
+        fact_prompt="factconsolidation",
+    )
+    assert fresh.load(tmp_path / "snap")
+    assert fresh.stats == arm.stats
+    chats_before = server.count("/chat/completions")
+    assert asyncio.run(fresh.read(question())).text == context.text
+    assert server.count("/chat/completions") == chats_before  # search calls no LLM
+    fresh_endpoints = asyncio.run(fresh.endpoints())
+    assert len(fresh.history(france, fresh_endpoints)) == 2
+    assert (tmp_path / "b" / "migrations_qdrant").is_dir()  # its own, not the import's folder
+    assert sys.modules["mem0.memory.main"].mem0_dir != str(fresh.workdir)  # restored
+    arm.close()
+    fresh.close()
+
+
+def test_default_prompt_is_mem0s_own(server, tmp_path: Path) -> None:
+    from baselines.peers.mem0_arm import Mem0Arm
+
+    arm = Mem0Arm(services(server), workdir=str(tmp_path / "d"))
+    asyncio.run(arm.ingest([Event("e0", LINES[1], at="2023-05-20")]))
+    system = bodies(server, "/chat/completions")[0]["messages"]
+    assert system[0]["content"].startswith("You are a Personal Information Organizer")
+    assert system[1]["content"] == f"Input:\nuser: Date: 2023-05-20\n{LINES[1]}\n"
+    assert arm.stats["events"] == {"ADD": 1} and arm.stats["memories"] == 1
+    stored = arm.memories(asyncio.run(arm.endpoints()))
+    assert stored[0]["metadata"] == {"item": 0, "at": "2023-05-20"}
+    arm.close()
+
+
+def test_config_builds_the_arm(tmp_path: Path) -> None:
+    from baselines.peers.mem0_arm import Mem0Arm
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["arm=mem0"])
+    node = {k: v for k, v in cfg.arm.items() if k != "name"}
+    arm = instantiate({**node, "workdir": str(tmp_path / "c")})
+    assert isinstance(arm, Mem0Arm)
+    assert (arm.k, arm.chunk_size, arm.fact_prompt) == (12, 1000, "factconsolidation")
+    with pytest.raises(ValueError, match="fact_prompt"):
+        Mem0Arm(fact_prompt="nope")
