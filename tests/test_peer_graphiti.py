@@ -1,0 +1,373 @@
+"""The Graphiti/Zep arm end to end: the real graphiti-core package over an embedded Kuzu database,
+every model call answered by the scripted server on 127.0.0.1 (the network guard in conftest fails
+any other connection).
+
+The script answers Graphiti's own prompts (entity extraction, fact extraction, edge
+deduplication and contradiction, timestamps, summaries) the way a careful model would, from the
+episode text with simple rules, and checks every reply against the JSON schema the request asked
+for, so the graph the package builds is a real one: two entities, facts as clauses, and the
+contradicted fact invalidated by the later one.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baselines.base import Services
+from baselines.peers.base import PEER_DIR
+from benchmarks.types import Event, Question
+from pmem.models.client import ChatModel, Embedder, Endpoint
+from pmem.models.scripted import ScriptedServer
+
+pytestmark = pytest.mark.peers
+
+graphiti_arm = pytest.importorskip("baselines.peers.graphiti_arm")
+pytest.importorskip("graphiti_core")
+
+GraphitiArm = graphiti_arm.GraphitiArm
+
+LLM, EMBED, DIM = "scripted", "scripted-embed", 64
+EPISODES = ["Alice lives in Paris.", "Alice moved to Rome; she no longer lives in Paris."]
+NOT_NAMES = {"She", "He", "They", "It", "The", "A", "An", "Her", "His", "Their"}
+
+
+# -- a minimal JSON-schema check (the subset pydantic emits: $ref, anyOf, type, required) -------
+
+
+def schema_errors(value: Any, schema: dict[str, Any], root: dict[str, Any], at: str = "$") -> list:
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return schema_errors(value, root["$defs"][name], root, at)
+    if "anyOf" in schema:
+        options = [schema_errors(value, s, root, at) for s in schema["anyOf"]]
+        return [] if any(not o for o in options) else [f"{at}: matches no anyOf branch"]
+    kind = schema.get("type")
+    checks = {
+        "object": lambda v: isinstance(v, dict),
+        "array": lambda v: isinstance(v, list),
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+    }
+    if kind is not None and not checks[kind](value):
+        return [f"{at}: {value!r} is not {kind}"]
+    errors: list[str] = []
+    if kind == "object":
+        errors += [f"{at}: missing {k}" for k in schema.get("required", []) if k not in value]
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                errors += schema_errors(value[key], sub, root, f"{at}.{key}")
+    if kind == "array" and "items" in schema:
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], root, f"{at}[{i}]")
+    return errors
+
+
+# -- the scripted model: Graphiti's prompts answered by rules over the episode text ------------
+
+
+def block(text: str, *tags: str) -> str:
+    """The content between <TAG> and </TAG> for the first tag present."""
+    for tag in tags:
+        found = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.S)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"none of {tags} in the prompt")
+
+
+def literal(text: str) -> Any:
+    """A list printed in a prompt, as JSON or as a Python repr."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return ast.literal_eval(text)
+
+
+def names_in(text: str) -> list[str]:
+    """Entity names: runs of capitalized words, pronouns and articles excepted."""
+    runs = re.findall(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b", text)
+    return [r for r in dict.fromkeys(runs) if r not in NOT_NAMES]
+
+
+def clause_facts(text: str, entities: list[str]) -> list[dict[str, Any]]:
+    """One edge per (sentence subject, other entity in a clause); the fact is the clause, its
+    leading pronoun replaced by the subject."""
+    edges = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        present = [e for e in entities if e in sentence]
+        if not present:
+            continue
+        subject = min(present, key=sentence.index)
+        for clause in re.split(r";\s*|,\s*and\s+", sentence.rstrip(".!? ")):
+            fact = re.sub(r"^(she|he|they)\b", subject, clause.strip(), flags=re.I)
+            for target in (e for e in entities if e in clause and e != subject):
+                verbs = [w.upper() for w in fact.split()[1:] if w.islower()]
+                edges.append(
+                    {
+                        "source_entity_name": subject,
+                        "target_entity_name": target,
+                        "relation_type": "_".join(verbs) or "RELATES_TO",
+                        "fact": fact + ".",
+                        "valid_at": None,
+                        "invalid_at": None,
+                        "episode_indices": [0],
+                    }
+                )
+    return edges
+
+
+def contradicts(new: str, old: str) -> bool:
+    """A later fact about the same subject that ends or replaces an earlier one."""
+    new, old = new.lower().rstrip("."), old.lower().rstrip(".")
+    if new.split()[0] != old.split()[0] or "no longer" in old:
+        return False
+    ended = re.search(r"no longer (.+)$", new)
+    if ended and ended.group(1) in old:
+        return True
+    moved = re.search(r"moved to (\w+)", new)
+    place = re.search(r"(?:lives in|moved to) (\w+)", old)
+    return bool(moved and place and moved.group(1) != place.group(1))
+
+
+def iso_z(text: str) -> str:
+    return text.strip().split("  ")[0].replace("+00:00", "Z").replace(" ", "T")
+
+
+class GraphitiModel:
+    """The `script` of the scripted server: a reply per Graphiti prompt, schema-checked."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.prompts: list[str] = []
+        self.errors: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        assert body["model"] == LLM
+        fmt = body.get("response_format") or {}
+        user = body["messages"][-1]["content"]
+        if fmt.get("type") == "json_schema":
+            schema = fmt["json_schema"]["schema"]
+        else:  # json_object: Graphiti appends the schema to the prompt
+            schema = json.loads(user.rsplit("in the following format:", 1)[1])
+        kind = schema.get("title", "?")
+        self.kinds.append(kind)
+        self.prompts.append(user)
+        reply = self.answer(kind, user)
+        errors = schema_errors(reply, schema, schema)
+        if errors:
+            self.errors += [f"{kind}: {e}" for e in errors]
+            raise AssertionError(errors)
+        return json.dumps(reply)
+
+    def answer(self, kind: str, user: str) -> dict[str, Any]:
+        if kind == "ExtractedEntities":
+            text = block(user, "TEXT", "CURRENT MESSAGE", "CURRENT_MESSAGE")
+            entities = [{"name": n, "entity_type_id": 0} for n in names_in(text)]
+            return {"extracted_entities": entities}
+        if kind == "ExtractedEdges":
+            text = block(user, "CURRENT_MESSAGE", "CURRENT MESSAGE")
+            entities = [e["name"] for e in literal(block(user, "ENTITIES"))]
+            return {"edges": clause_facts(text, entities)}
+        if kind == "NodeResolutions":
+            existing = literal(block(user, "EXISTING ENTITIES"))
+            by_name = {e["name"].lower(): e["candidate_id"] for e in existing}
+            return {
+                "entity_resolutions": [
+                    {
+                        "id": e["id"],
+                        "name": e["name"],
+                        "duplicate_candidate_id": by_name.get(e["name"].lower(), -1),
+                    }
+                    for e in literal(block(user, "ENTITIES"))
+                ]
+            }
+        if kind == "EdgeDuplicate":
+            existing = literal(block(user, "EXISTING FACTS"))
+            candidates = literal(block(user, "FACT INVALIDATION CANDIDATES"))
+            new = block(user, "NEW FACT")
+            same = [f["idx"] for f in existing if f["fact"].lower() == new.lower()]
+            ended = [f["idx"] for f in existing + candidates if contradicts(new, f["fact"])]
+            return {"duplicate_facts": same, "contradicted_facts": ended}
+        if kind == "EdgeTimestamps":  # present tense: valid from the reference time
+            return {"valid_at": iso_z(block(user, "REFERENCE TIME")), "invalid_at": None}
+        if kind == "BatchEdgeTimestamps":
+            facts = literal(block(user, "FACTS"))
+            stamps = [{"valid_at": iso_z(f["reference_time"]), "invalid_at": None} for f in facts]
+            return {"timestamps": stamps}
+        if kind == "SummarizedEntities":
+            messages = block(user, "MESSAGES")
+            sentences = re.findall(r"[A-Z][^.;\"]*[.;]", messages)
+            summaries = []
+            for entity in literal(block(user, "ENTITIES")):
+                about = [s for s in sentences if entity["name"] in s]
+                if about:
+                    summaries.append({"name": entity["name"], "summary": " ".join(about)[:900]})
+            return {"summaries": summaries}
+        if kind in ("Summary", "SummaryDescription"):
+            key = "summary" if kind == "Summary" else "description"
+            return {key: " ".join(user.split()[-40:])}
+        raise AssertionError(f"unexpected Graphiti prompt kind {kind!r}")
+
+
+# -- the round trip ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def arms() -> Any:
+    """Arms made by a test, closed and their gateways stopped at teardown, pass or fail (a
+    gateway left to the garbage collector at interpreter exit can hang the run)."""
+    made: list[Any] = []
+
+    def make(server: ScriptedServer, workdir: Path, **options: Any) -> Any:
+        arm = GraphitiArm(services(server), workdir=str(workdir), **options)
+        made.append(arm)
+        return arm
+
+    yield make
+    for arm in made:
+        arm.close()
+        if arm.gateway is not None:
+            arm.gateway.stop()
+
+
+def services(server: ScriptedServer) -> Services:
+    return Services(
+        writer=ChatModel(Endpoint(server.base_url, LLM), role="writer"),
+        embedder=Embedder(Endpoint(server.base_url, EMBED), role="embedder"),
+    )
+
+
+def question(text: str) -> Question:
+    return Question(id="q", text=text, golds=("Rome",))
+
+
+def test_graphiti_round_trip_invalidates_and_survives_a_snapshot(tmp_path: Path, arms) -> None:
+    model = GraphitiModel()
+    events = [
+        Event(id=f"e{i}", text=text, at=f"2024-01-0{i + 1}") for i, text in enumerate(EPISODES)
+    ]
+    with ScriptedServer(script=model, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        arm = arms(server, tmp_path / "a", k=5)
+        assert asyncio.run(arm.endpoints()).embedding_dim == DIM
+
+        async def ingest_and_read() -> tuple[list[dict[str, Any]], Any]:
+            seen = []
+            for event in events:  # one at a time, to count the calls each episode makes
+                chat_before = server.count("/chat/completions")
+                start = time.perf_counter()
+                await arm.ingest([event])
+                seen.append(
+                    {
+                        "seconds": time.perf_counter() - start,
+                        "chat": server.count("/chat/completions") - chat_before,
+                        "stats": dict(arm.stats),
+                    }
+                )
+            return seen, await arm.read(question("Where does Alice live now?"))
+
+        steps, context = asyncio.run(ingest_and_read())
+        assert not model.errors
+        first, second = steps[0]["stats"], steps[1]["stats"]
+        # one episode: Alice, Paris and the fact between them
+        assert (first["episodes"], first["entity_nodes"], first["edges"]) == (1, 2, 1)
+        assert first["invalidated_edges"] == 0
+        # the second adds Rome (Alice and Paris are resolved to the existing nodes), two facts,
+        # and invalidates "Alice lives in Paris." (kept, not deleted)
+        assert (second["episodes"], second["entity_nodes"], second["edges"]) == (2, 3, 3)
+        assert second["invalidated_edges"] == 1
+        assert {"ExtractedEntities", "ExtractedEdges", "EdgeDuplicate"} <= set(model.kinds)
+        assert second["ingest_calls"]["llm:ExtractedEntities"] == 2
+        assert second["dated_items"] == 2
+
+        lines = context.text.split("\n")
+        facts = [line.split("] ", 1)[-1] for line in lines]
+        assert "Alice moved to Rome." in facts and "Alice no longer lives in Paris." in facts
+        assert "Alice lives in Paris." not in facts  # current state only
+        assert lines[facts.index("Alice moved to Rome.")].startswith("[from 2024-01-02]")
+        assert context.meta["shown"] == len(lines) == 2
+
+        # save -> a fresh arm -> load -> search answers from the copied graph
+        snapshot = tmp_path / "snapshot"
+        snapshot.mkdir()
+        assert arm.save(snapshot)
+        assert (snapshot / PEER_DIR / graphiti_arm.DB_FILE).exists()
+        chat_before = server.count("/chat/completions")
+        fresh = arms(server, tmp_path / "b", k=5)
+        assert fresh.load(snapshot) and fresh.stats == arm.stats
+        again = asyncio.run(fresh.read(question("Where does Alice live now?")))
+        assert again.text == context.text
+        assert server.count("/chat/completions") == chat_before  # no LLM at search time
+
+        # the same graph read with invalidated edges kept: the superseded fact, dated
+        history = arms(server, tmp_path / "c", k=5, current_only=False)
+        assert history.load(snapshot)
+        old = asyncio.run(history.read(question("Where does Alice live?"))).text
+        assert "[from 2024-01-01 until 2024-01-02] Alice lives in Paris." in old.split("\n")
+
+    chat = [s["chat"] for s in steps]
+    seconds = [round(s["seconds"], 2) for s in steps]
+    print(f"\ngraphiti scripted round trip: chat calls per episode {chat}, seconds {seconds}")
+    print(f"calls by kind: {second['ingest_calls']}")
+
+
+def test_graphiti_json_object_mode_and_undated_items(tmp_path: Path, arms) -> None:
+    """The json_object fallback (schema in the prompt) and the message episode type build the
+    same graph; undated items get strictly increasing times, so the later fact still
+    invalidates the earlier one."""
+    model = GraphitiModel()
+    events = [Event(id=f"e{i}", text=text) for i, text in enumerate(EPISODES)]
+    with ScriptedServer(script=model, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        arm = arms(server, tmp_path / "a", structured_output="json_object", source="message")
+        asyncio.run(arm.ingest(events))
+        assert server.last_body()["response_format"] == {"type": "json_object"}
+        context = asyncio.run(arm.read(question("Where does Alice live now?")))
+    assert not model.errors
+    extraction = model.prompts[model.kinds.index("ExtractedEntities")]
+    assert "<CURRENT MESSAGE>" in extraction and "<TEXT>" not in extraction  # source=message
+    assert (arm.stats["edges"], arm.stats["invalidated_edges"]) == (3, 1)
+    assert "dated_items" not in arm.stats
+    assert "Alice moved to Rome." in context.text.split("\n")  # undated: no date prefix
+    assert "Alice lives in Paris." not in context.text
+
+
+def test_graphiti_skips_a_failed_item_but_not_a_configuration_error(tmp_path: Path, arms) -> None:
+    model = GraphitiModel()
+
+    def broken_for_bob(body: dict[str, Any]) -> str:
+        user = body["messages"][-1]["content"]
+        if "<TEXT>" in user and "Bob" in block(user, "TEXT"):  # its entity extraction
+            return json.dumps({"extracted_entities": "not a list"})  # JSON, but off-schema
+        return model(body)
+
+    events = [Event(id="e0", text="Bob works in Oslo."), Event(id="e1", text=EPISODES[0])]
+    with ScriptedServer(script=broken_for_bob, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        arm = arms(server, tmp_path / "a")
+        asyncio.run(arm.ingest(events))
+        assert arm.stats["failed_items"] == {"ValidationError": 1}
+        assert (arm.stats["episodes"], arm.stats["edges"]) == (1, 1)  # the good item is in
+        # a model the server does not serve is a configuration error: it stops the run
+        wrong = Services(
+            writer=ChatModel(Endpoint(server.base_url, "no-such-model"), role="writer"),
+            embedder=Embedder(Endpoint(server.base_url, EMBED), role="embedder"),
+        )
+        bad = arms(server, tmp_path / "b")
+        bad.services = wrong
+        with pytest.raises(Exception, match="no-such-model"):
+            asyncio.run(bad.ingest(events[1:]))
+
+
+def test_graphiti_rejects_unknown_options() -> None:
+    with pytest.raises(ValueError, match=r"arm\.source"):
+        GraphitiArm(source="json")
+    with pytest.raises(ValueError, match=r"arm\.structured_output"):
+        GraphitiArm(structured_output="xml")
