@@ -1,0 +1,256 @@
+"""The MemoryOS arm's round trip through the real `memoryos-pro` package (make test-peers).
+
+A scripted server on 127.0.0.1 answers every MemoryOS prompt (memoryos/prompts.py) from its
+input: keywords are the text's content words, summaries and knowledge restate the observations,
+continuity holds when two observations share a content word. Embeddings are the server's word
+hashes, so pages that share words with the question are retrieved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.utils import instantiate
+
+from baselines.base import Services
+from benchmarks.runner import CONFIG_DIR
+from benchmarks.types import Event, Question
+from pmem.models.client import ChatModel, Embedder, Endpoint
+from pmem.models.scripted import ScriptedServer
+
+pytestmark = [
+    pytest.mark.peers,
+    pytest.mark.skipif(
+        importlib.util.find_spec("memoryos") is None,
+        reason="memoryos-pro is not installed: make setup-peers PEERS=memoryos",
+    ),
+]
+
+MODELS = ["scripted", "scripted-embed"]
+STOP = {
+    *("the", "a", "an", "is", "in", "on", "at", "of", "to", "and", "it", "this", "that"),
+    *("user", "assistant", "noted", "was", "now", "moved", "timestamp", "into", "from", "with"),
+}
+FACTS = [
+    "The apple is in the fridge.",
+    "The mug is in cabinet 3.",
+    "The key is on the shelf.",
+    "The apple is on the dining table.",  # the apple's update
+    "The book is in drawer 2.",
+    "The towel is on the towelrack.",
+    "The pen is on the desk.",
+    "The plate is in the sink.",
+    "The lamp is on the sidetable.",
+    "The phone is in the bag.",
+    "The candle is on the mantel.",
+    "The soap is in the bathtub.",
+    "The watch is on the dresser.",
+    "The spoon is in the drawer 5.",
+]
+
+
+def words(text: str) -> list[str]:
+    out = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP and len(w) > 1]
+    return list(dict.fromkeys(out))
+
+
+def users(text: str) -> list[str]:
+    """The user turns quoted in a MemoryOS prompt ("User: ... Assistant: ..." or lines)."""
+    found = re.findall(r"User: (.*?)(?: \(Timestamp:[^)]*\))?(?:\s+Assistant:|\n|$)", text)
+    return [u.strip() for u in found if u.strip()]
+
+
+def script(body: dict[str, Any]) -> str:
+    """MemoryOS's prompts, recognised by their system prompt, answered from the input."""
+    system = body["messages"][0]["content"]
+    user = body["messages"][-1]["content"]
+    if "keyword extraction" in system:
+        text = user.split("following text:\n", 1)[-1].rsplit("\n\nKeywords:", 1)[0]
+        return ", ".join(words(text)[:5]) or "memory"
+    if "continuity detector" in system:
+        prev = user.split("Previous Page:", 1)[1].split("Current Page:", 1)[0]
+        curr = user.split("Current Page:", 1)[1]
+        shared = set(words(" ".join(users(prev)))) & set(words(" ".join(users(curr))))
+        return "true" if shared else "false"
+    if "meta-summary updater" in system:
+        return "Observations of where household objects are: " + "; ".join(users(user))
+    if "analyzing dialogue topics" in system:
+        said = users(user.split("Conversation content:", 1)[1])
+        keys = words(" ".join(said))[:4]
+        content = "The user noted: " + " ".join(said)
+        return json.dumps([{"theme": "object locations", "keywords": keys, "content": content}])
+    if "user preference analysis" in system:
+        return "Need for Order ( Medium ): the user keeps track of where objects are."
+    if "knowledge extraction assistant" in system:
+        said = users(user.split("Latest User-AI Conversation:", 1)[1].split("【User", 1)[0])
+        facts = "\n".join(f"- {s}" for s in said) or "None"
+        return f"【User Private Data】\n{facts}\n【Assistant Knowledge】\nNone"
+    raise AssertionError(f"unexpected MemoryOS prompt: {system[:80]!r}")
+
+
+def arm_for(server: ScriptedServer, workdir: Path | None = None, retries: int = 6, **kw: Any):
+    from baselines.peers.memoryos_arm import MemoryOSArm
+
+    fast = {"max_retries": retries, "backoff_s": 0.01, "backoff_max_s": 0.05}
+    writer = ChatModel(Endpoint(server.base_url, "scripted", **fast), role="writer")
+    embedder = Embedder(Endpoint(server.base_url, "scripted-embed", **fast), role="embedder")
+    return MemoryOSArm(
+        Services(writer=writer, embedder=embedder),
+        k=5,
+        workdir=None if workdir is None else str(workdir),
+        **kw,
+    )
+
+
+def events() -> list[Event]:
+    return [Event(f"e{i}", t, at=f"2024-03-{i + 1:02d}") for i, t in enumerate(FACTS)]
+
+
+def test_round_trip_stores_retrieves_and_reloads(tmp_path: Path) -> None:
+    with ScriptedServer(script=script, models=MODELS) as server:
+        started = time.perf_counter()
+        arm = arm_for(server)
+        asyncio.run(arm.ingest(events()))
+        ingest_s = time.perf_counter() - started
+        # short-term holds 10 pairs; each add beyond that moves the oldest to mid-term
+        assert arm.stats["short_term"] == 9
+        assert arm.stats["mid_term_pages"] == len(FACTS) - 9
+        assert "llm_errors" not in arm.stats
+        assert arm.stats["llm_keywords"] > 0 and arm.stats["llm_multi_summary"] == 5
+        # the hard-coded "gpt-4o-mini" of keyword extraction was rewritten (patch 3)
+        assert arm.stats["model_rewrites"] == arm.stats["llm_keywords"]
+
+        endpoints = asyncio.run(arm.endpoints())
+        found = asyncio.run(arm.search("Where is the apple?", endpoints))
+        assert 0 < len(found) <= 5
+        apple = [line for line in found if "apple" in line]
+        assert any("The apple is in the fridge." in line for line in apple), found
+        assert any("The apple is on the dining table." in line for line in apple), found
+        # mid-term pages carry their item's date; knowledge mined from hot sessions has none
+        assert any(
+            line.startswith("[2024-03-01 00:00:00] The apple is in the fridge.") for line in found
+        ), found
+
+        context = asyncio.run(arm.read(Question("q1", "Where is the apple?", ("table",))))
+        lines = context.text.splitlines()
+        assert context.meta["retrieved"] == len(found)
+        recent = [line for line in lines if line.startswith("[recent]")]
+        assert len(recent) == 9 and recent[-1].endswith(FACTS[-1])  # the short-term window
+        assert len(context.ids) == len(lines)
+
+        saved = tmp_path / "snapshot"
+        saved.mkdir()
+        assert arm.save(saved)
+        fresh = arm_for(server, workdir=tmp_path / "fresh")
+        assert fresh.load(saved)
+        assert fresh.stats["mid_term_pages"] == arm.stats["mid_term_pages"]
+        again = asyncio.run(fresh.search("Where is the apple?", endpoints))
+        assert any("The apple is in the fridge." in line for line in again), again
+        # the continuity chain resumes where the saved arm stopped
+        assert fresh._open(endpoints).updater.last_evicted_page_for_continuity is not None
+        asyncio.run(fresh.ingest([Event("e99", "The spoon is in the sink.")]))
+        assert fresh.stats["mid_term_pages"] == arm.stats["mid_term_pages"] + 1
+        asyncio.run(fresh.aclose())
+        asyncio.run(arm.aclose())
+
+        models = {
+            body.get("model") for path, body in server.received if path == "/chat/completions"
+        }
+        assert models == {"scripted"}  # never "gpt-4o-mini"
+        kinds = {
+            body["messages"][0]["content"].split(".")[0]
+            for path, body in server.received
+            if path == "/chat/completions"
+        }
+        assert any("keyword extraction" in k for k in kinds)
+        assert server.count("/embeddings") > 0
+        print(
+            f"\nmemoryos round trip: ingest {ingest_s:.2f}s for {len(FACTS)} items, "
+            f"{server.count('/chat/completions')} chat and {server.count('/embeddings')} "
+            f"embedding requests in all; stats {json.dumps(arm.stats)}"
+        )
+
+
+def test_a_failing_llm_stops_ingest_instead_of_storing_error_text() -> None:
+
+    def broken(body: dict[str, Any]) -> str:
+        if "keyword extraction" in body["messages"][0]["content"]:
+            raise RuntimeError("scripted failure")
+        return script(body)
+
+    with ScriptedServer(script=broken, models=MODELS) as server:
+        arm = arm_for(server, retries=0, short_term_capacity=2)
+        with pytest.raises(RuntimeError, match=r"LLM call\(s\) to 'scripted' failed"):
+            asyncio.run(arm.ingest(events()[:3]))
+        asyncio.run(arm.aclose())
+
+
+def test_concurrent_arms_embed_through_their_own_endpoints() -> None:
+    """MemoryOS's embedding function is module-global: each arm's calls, including those from
+    MemoryOS's own thread pools, must still reach that arm's endpoint (patch 2)."""
+    kitchen = [
+        "The cup is in the sink.",
+        "The fork is in the oven.",
+        "The knife is in the drawer.",
+        "The bowl is in the cabinet.",
+        "The jar is in the pantry.",
+        "The tin is in the fridge.",
+    ]
+    garage = [
+        "The drill is on the bench.",
+        "The saw is on the wall.",
+        "The hammer is on the hook.",
+        "The rake is on the floor.",
+        "The hose is on the reel.",
+        "The wrench is on the shelf.",
+    ]
+    with (
+        ScriptedServer(script=script, models=MODELS) as one,
+        ScriptedServer(script=script, models=MODELS) as two,
+    ):
+        a = arm_for(one, short_term_capacity=3)
+        b = arm_for(two, short_term_capacity=3)
+
+        async def both() -> tuple[list[str], list[str]]:
+            await asyncio.gather(
+                a.ingest([Event(f"a{i}", t) for i, t in enumerate(kitchen)]),
+                b.ingest([Event(f"b{i}", t) for i, t in enumerate(garage)]),
+            )
+            return await asyncio.gather(
+                a.search("Where is the cup?", await a.endpoints()),
+                b.search("Where is the drill?", await b.endpoints()),
+            )
+
+        found_a, found_b = asyncio.run(both())
+        assert any("The cup is in the sink." in line for line in found_a), found_a
+        assert any("The drill is on the bench." in line for line in found_b), found_b
+        for server, mine, theirs in ((one, kitchen, garage), (two, garage, kitchen)):
+            texts = " ".join(
+                json.dumps(body) for path, body in server.received if path == "/embeddings"
+            )
+            assert any(t[:-1] in texts for t in mine)
+            assert not any(t[:-1] in texts for t in theirs)
+        for arm in (a, b):
+            assert arm.stats["embed_requests"] > 0
+            asyncio.run(arm.aclose())
+
+
+def test_config_builds_the_arm(tmp_path: Path) -> None:
+    from baselines.peers.memoryos_arm import MemoryOSArm
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["arm=memoryos"])
+    node = {k: v for k, v in cfg.arm.items() if k != "name"}
+    arm = instantiate({**node, "workdir": str(tmp_path / "c")})
+    assert isinstance(arm, MemoryOSArm)
+    assert (arm.k, arm.chunk_size, arm.short_term) == (5, 1000, True)
+    assert arm.options["retrieval_queue_capacity"] == 5
+    assert arm.options["short_term_capacity"] == 10
