@@ -53,7 +53,7 @@ PEERS ?= mem0 graphiti memoryos hipporag
 NODEPS_mem0 :=
 NODEPS_graphiti :=
 NODEPS_memoryos := memoryos-pro==0.1.0
-NODEPS_hipporag := hipporag==2.0.0a4 gritlm==1.0.2
+NODEPS_hipporag := hipporag==2.0.0a4
 comma := ,
 empty :=
 space := $(empty) $(empty)
