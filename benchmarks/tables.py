@@ -64,13 +64,10 @@ def collect(runs: Path, experiment: str) -> pd.DataFrame:
 
 
 def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """One row per (arm, benchmark): a config changed since (another scorer, prompt...) leaves
-    its older run folder behind; the newest run is the one reported, and the others are named."""
-    identity = [
-        c
-        for c in ("arm", "benchmark", "source", "L", "d", "probe", "limit", "cases")
-        if c in df.columns
-    ]
+    """One row per (arm, benchmark): a config changed since (another scorer, prompt, sample
+    size...) leaves its older run folder behind; the newest run is the one reported (its n is in
+    the table), and the others are named."""
+    identity = [c for c in ("arm", "benchmark", "source", "L", "d", "probe") if c in df.columns]
     df = df.sort_values("started_at")
     older = df[df.duplicated(identity, keep="last")]
     for run in older["run"]:
@@ -264,50 +261,76 @@ def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
 
 
 def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
-    """§4.3: accuracy by source (ours [interval] / paper) and the single-hop stale rate."""
+    """§4.3: accuracy by source (ours [interval] (n) / paper), the single-hop stale rate, and
+    what each arm's ingest cost."""
     rows: dict[str, dict[str, Any]] = {}
+    costs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for _, r in df.sort_values(["arm", "source"]).iterrows():
         row = rows.setdefault(r["arm"], {})
         ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
-        ours = f"{r['substring.acc']:.0f} [{r['substring.lo']:.0f}–{r['substring.hi']:.0f}]"
+        n = int(r["substring.n"])
+        ours = f"{r['substring.acc']:.0f} [{r['substring.lo']:.0f}–{r['substring.hi']:.0f}] ({n})"
         row[f"{r['source']} acc"] = ours + (f" / {ref}" if ref is not None else "")
         stale = r.get("rate.stale.stale")
         if stale is not None and stale == stale:  # not NaN: a single-hop source
             ref = paper.TABLE7_STALE.get(r["arm"], {}).get(r["source"])
-            n = int(r["rate.stale.stale.n"])
-            row[f"{r['source']} stale"] = f"{stale:.1f} (n={n})" + (
+            sn = int(r["rate.stale.stale.n"])
+            row[f"{r['source']} stale"] = f"{stale:.1f} ({sn})" + (
                 f" / {ref}" if ref is not None else ""
             )
-        row["n"] = int(r["substring.n"])
         cost = ingest_cost(runs / "table7" / r["run"])
-        if cost is not None and r["source"].startswith("sh"):  # one stream per length
-            row[f"ingest {r['source'].split('_')[1]}"] = cost
+        paid = costs.setdefault((r["arm"], r["source"].split("_")[1]), [])
+        if cost is not None:
+            paid.append(cost)
+    for (arm, length), paid in costs.items():  # sh and mh share a stream: show the paying run
+        if paid:
+            rows[arm][f"ingest {length}"] = format_cost(max(paid, key=lambda c: c["calls"]))
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
+    table = table[sorted(table.columns, key=_table7_column)]
     table.index.name = "arm"
+    _plot_table7(df, out / "figures" / "table7.png")
+    cells = (
+        "Cells: accuracy % by MemoryAgentBench's substring rule with a 95% Wilson interval and "
+        "(n questions), then / the paper's figure (Qwen3-4B-Instruct-2507, n=100 per cell) "
+        "where it reports one; stale: % of stale-scoreable single-hop questions answered with a "
+        "superseded value (n), / the paper's."
+    )
     return (
-        header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df)
+        header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df, cells)
         + "\n"
         + table.to_markdown()
-        + "\n\nIngest: model calls paid at ingest (writer chat + embedder batches; cached calls "
-        "in parentheses), tokens, and wall time on this machine when it was built.\n"
+        + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
+        "batches; calls answered from the response cache in parentheses), tokens, and wall "
+        "time on this machine; – where the run predates the ingest record.\n"
     )
 
 
-def ingest_cost(run: Path) -> str | None:
-    """What building a run's memory cost (the snapshots' ingest.json), as one cell."""
+def _table7_column(name: str) -> tuple[int, int, str]:
+    kind = {"acc": 0, "stale": 1}.get(name.split()[-1], 2)
+    source = name.split()[0] if kind < 2 else name.split()[-1]
+    hop, _, length = source.partition("_")
+    order = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
+    return (kind, {"sh": 0, "mh": 1}.get(hop, 0), str(order.get(length, length)))
+
+
+def ingest_cost(run: Path) -> dict[str, Any] | None:
+    """What building a run's memory cost (its snapshots' ingest.json), summed."""
     files = sorted(run.glob("snapshots/*/ingest.json"))
     if not files:
         return None
-    calls = cached = tokens = 0
-    wall = 0.0
+    total = {"calls": 0, "cached": 0, "tokens": 0, "wall_s": 0.0}
     for f in files:
         data = json.loads(f.read_text())
-        wall += data["wall_s"]
+        total["wall_s"] += data["wall_s"]
         for u in data["usage"].values():
-            calls += u["calls"]
-            cached += u["cache_hits"]
-            tokens += u["prompt_tokens"] + u["completion_tokens"]
-    return f"{calls:,} ({cached:,}) calls, {tokens:,} tok, {wall:,.0f} s"
+            total["calls"] += u["calls"]
+            total["cached"] += u["cache_hits"]
+            total["tokens"] += u["prompt_tokens"] + u["completion_tokens"]
+    return total
+
+
+def format_cost(c: dict[str, Any]) -> str:
+    return f"{c['calls']:,} ({c['cached']:,}) calls, {c['tokens']:,} tok, {c['wall_s']:,.0f} s"
 
 
 TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
@@ -317,6 +340,37 @@ TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
     "table8": table8,
     "conflict": conflict,
 }
+
+
+def _plot_table7(df: pd.DataFrame, path: Path) -> None:
+    """Grouped bars: accuracy per arm and source, ours (with 95% intervals) beside the paper's."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sources = sorted(df["source"].unique(), key=lambda s: (s.split("_")[0] != "sh", s))
+    arms = sorted(df["arm"].unique())
+    fig, axes = plt.subplots(1, len(sources), figsize=(4.2 * len(sources), 4.2), squeeze=False)
+    for ax, source in zip(axes[0], sources, strict=True):
+        sub = df[df["source"] == source].set_index("arm")
+        xs = range(len(arms))
+        ours = [sub["substring.acc"].get(a, float("nan")) for a in arms]
+        lo = [o - sub["substring.lo"].get(a, o) for a, o in zip(arms, ours, strict=True)]
+        hi = [sub["substring.hi"].get(a, o) - o for a, o in zip(arms, ours, strict=True)]
+        ax.bar([x - 0.2 for x in xs], ours, 0.4, yerr=[lo, hi], capsize=2, label="ours")
+        ref = [paper.TABLE7_ACCURACY.get(a, {}).get(source, float("nan")) for a in arms]
+        ax.bar([x + 0.2 for x in xs], ref, 0.4, alpha=0.5, hatch="//", label="paper")
+        ax.set_xticks(list(xs), arms, rotation=60, ha="right", fontsize=7)
+        ax.set_ylim(0, 105)
+        ax.set_title(source)
+        ax.set_ylabel("accuracy (%)")
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Table 7: FactConsolidation (MemoryAgentBench substring rule)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
 
 
 def _plot_by_parameter(
