@@ -71,7 +71,8 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     from pmem.models.cache import ResponseCache
     from pmem.models.usage import UsageMeter
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request drowns the bars
+    for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     bench = build(cfg.benchmark)

@@ -206,3 +206,22 @@ def test_config_builds_the_arm(tmp_path: Path) -> None:
     assert (arm.k, arm.chunk_size, arm.fact_prompt) == (12, 1000, "factconsolidation")
     with pytest.raises(ValueError, match="fact_prompt"):
         Mem0Arm(fact_prompt="nope")
+
+
+def test_concurrent_reads_of_one_arm_share_its_store(server, tmp_path: Path) -> None:
+    """The runner asks an episode's questions at once; local qdrant allows one client per
+    folder, so the arm must serialize its lazy reopen and its searches."""
+    from baselines.peers.mem0_arm import Mem0Arm
+
+    arm = Mem0Arm(services(server), k=3, workdir=str(tmp_path / "c"))
+    try:
+        asyncio.run(arm.ingest([Event("e0", LINES[0])]))
+        arm.save(tmp_path / "snap")  # closes the store: the reads below reopen it lazily
+
+        async def many() -> list:
+            return await asyncio.gather(*(arm.read(question()) for _ in range(6)))
+
+        contexts = asyncio.run(many())
+    finally:
+        asyncio.run(arm.aclose())
+    assert len(contexts) == 6 and all("Paris" in c.text for c in contexts)

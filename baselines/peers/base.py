@@ -118,6 +118,7 @@ class PeerArm(MemoryArm):
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._endpoints: PeerEndpoints | None = None
         self.gateway: Gateway | None = None
+        self._reading: asyncio.Lock | None = None
         self.stats: dict[str, Any] = {}
 
     # -- endpoints -----------------------------------------------------------------------------
@@ -158,7 +159,12 @@ class PeerArm(MemoryArm):
         raise NotImplementedError
 
     async def read(self, question: Any) -> Context:
-        lines = await self.search(question.text, await self.endpoints())
+        # The runner asks an episode's questions concurrently; the packages' stores (local
+        # qdrant, Kuzu, JSON files) are single-user, so one search at a time per arm.
+        if self._reading is None:
+            self._reading = asyncio.Lock()
+        async with self._reading:
+            lines = await self.search(question.text, await self.endpoints())
         lines = [" ".join(line.split()) for line in lines[: self.k]]
         ids = tuple(f"{self.extra}-{i}" for i in range(len(lines)))
         return Context("\n".join(lines), ids, {**self.stats, "shown": len(lines)})

@@ -83,6 +83,7 @@ class Gateway:
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._httpd: ThreadingHTTPServer | None = None
+        self._stopping = threading.Lock()
         self._http_thread: threading.Thread | None = None
 
     @property
@@ -101,16 +102,18 @@ class Gateway:
         return self.base_url
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._loop.is_running():
-            for fwd in self.upstream.values():
-                with contextlib.suppress(Exception):
-                    asyncio.run_coroutine_threadsafe(fwd.aclose(), self._loop).result(5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._loop_thread.join(5)
+        """Idempotent, and safe from two threads at once (an explicit close and a finalizer)."""
+        with self._stopping:
+            httpd, self._httpd = self._httpd, None
+            if httpd is not None:
+                httpd.shutdown()
+                httpd.server_close()
+            if self._loop.is_running():
+                for fwd in self.upstream.values():
+                    with contextlib.suppress(Exception):
+                        asyncio.run_coroutine_threadsafe(fwd.aclose(), self._loop).result(5)
+                self._loop.call_soon_threadsafe(self._loop.stop)
+                self._loop_thread.join(5)
 
     def __enter__(self) -> Gateway:
         self.start()
