@@ -93,3 +93,16 @@ def test_items_are_events_or_line_aligned_chunks() -> None:
     assert len(packed) < len(events)
     assert "\n".join(it.text for it in packed) == "\n".join(e.text for e in events)
     assert all(len(it.text) <= 40 for it in packed)
+
+
+def test_install_commands_match_the_makefile() -> None:
+    import re
+    from pathlib import Path
+
+    from baselines.peers.base import NO_DEPS, install_command
+
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text()
+    declared = dict(re.findall(r"^NODEPS_(\w+) :=[ \t]*(.*)$", makefile, re.M))
+    assert {k: v for k, v in declared.items() if v} == NO_DEPS
+    assert install_command("hipporag").endswith("pip install --no-deps hipporag==2.0.0a4)")
+    assert "--no-deps" not in install_command("mem0")

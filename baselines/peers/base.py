@@ -45,9 +45,17 @@ class PeerNotInstalled(ImportError):
     """A peer package is missing; the message names the command that installs it."""
 
 
+#: peers whose published pins cannot be resolved: the extra carries the dependencies that work
+#: and the package goes in with --no-deps (the Makefile's NODEPS_* say the same; a test checks)
+NO_DEPS = {"memoryos": "memoryos-pro==0.1.0", "hipporag": "hipporag==2.0.0a4"}
+
+
 def install_command(extra: str) -> str:
-    """How to install one peer extra (pip cannot express the --no-deps steps some need)."""
-    return f"make setup-peers PEERS={extra}   (or: pip install -e '.[{extra}]')"
+    """How to install one peer extra, with the --no-deps step pip extras cannot express."""
+    pip = f"pip install -e '.[{extra}]'"
+    if extra in NO_DEPS:
+        pip += f" && pip install --no-deps {NO_DEPS[extra]}"
+    return f"make setup-peers PEERS={extra}   (or: {pip})"
 
 
 def require(module: str, extra: str) -> ModuleType:
