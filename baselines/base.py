@@ -54,6 +54,7 @@ class Services:
 
     writer: Any = None  # pmem.models.client.ChatModel
     embedder: Any = None  # pmem.models.client.Embedder
+    judge: Any = None  # a larger chat model some read paths consult (Table 9's 35B router)
 
 
 class MemoryArm(abc.ABC):

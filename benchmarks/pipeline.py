@@ -33,7 +33,7 @@ def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
     return getattr(factory, "func", factory)  # type: ignore[return-value]
 
 
-ROLES = ("writer", "embedder")
+ROLES = ("writer", "embedder", "judge")
 
 
 def metered_copy(services: Services) -> Services:
