@@ -35,13 +35,27 @@ class Item:
 
 
 def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:
-    """The episode as ingest units: each event (with its date) when `chunk_size` is None, else
-    the lines packed into line-aligned chunks of at most `chunk_size` characters (B.4)."""
-    if chunk_size is None:
-        return [Item(i, e.text, e.at) for i, e in enumerate(events)]
-    from benchmarks.factconsolidation import chunks
+    """The episode as ingest units.
 
-    return [Item(i, text) for i, text in enumerate(chunks([e.text for e in events], chunk_size))]
+    With `chunk_size`, the lines packed into line-aligned chunks of at most that many
+    characters (B.4's 1,000-character chunks). Without, one unit per event with its date, except
+    that consecutive turns of one conversation session (events sharing ``meta["session_id"]``,
+    as LongMemEval's are) form one unit: the peers and chunk retrieval ingest and key sessions
+    (B.1), not single turns.
+    """
+    if chunk_size is not None:
+        from benchmarks.factconsolidation import chunks
+
+        texts = chunks([e.text for e in events], chunk_size)
+        return [Item(i, text) for i, text in enumerate(texts)]
+    groups: list[list[Event]] = []
+    for event in events:
+        session = event.meta.get("session_id")
+        if groups and session is not None and groups[-1][0].meta.get("session_id") == session:
+            groups[-1].append(event)
+        else:
+            groups.append([event])
+    return [Item(i, "\n".join(e.text for e in g), g[0].at) for i, g in enumerate(groups)]
 
 
 #: the benchmark's answer prompt around a context, sent to the shared reader: context -> reply

@@ -106,3 +106,22 @@ def test_install_commands_match_the_makefile() -> None:
     assert {k: v for k, v in declared.items() if v} == NO_DEPS
     assert install_command("hipporag").endswith("pip install --no-deps hipporag==2.0.0a4)")
     assert "--no-deps" not in install_command("mem0")
+
+
+def test_turns_of_one_session_form_one_unit() -> None:
+    turns = [
+        Event(
+            f"t{i}",
+            f"user: line {i}",
+            at=f"2024-01-0{1 + i // 2}",
+            meta={"session_id": f"s{i // 2}"},
+        )
+        for i in range(5)
+    ]
+    units = items_of(turns, None)
+    assert [u.text for u in units] == [
+        "user: line 0\nuser: line 1",
+        "user: line 2\nuser: line 3",
+        "user: line 4",
+    ]
+    assert [u.at for u in units] == ["2024-01-01", "2024-01-02", "2024-01-03"]
