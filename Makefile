@@ -12,11 +12,13 @@ LOCAL  := $(VENV)/.installed-local
 # compile jobs: unbounded it runs dozens at once); pip caches the wheel afterwards.
 LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF
 
+LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
+
 .PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f tables
+        reproduce-appendix-f tables $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
 # ALFWorld-Revision reproductions (§4.2, Appendix B.2-B.3). CASES per L (or d); the paper: 140.
 # PROFILE=local (a real small model on this machine) or PROFILE=vllm (the paper's models; start
@@ -160,13 +162,18 @@ reproduce-appendix-f: setup-local
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
 	$(BIN)/python -m benchmarks.write_audit
 
+# LongMemEval (Tables 3-5, 9-11; §4.1, B.1, C, D, E): LME=<folder with the official files>;
+# without LME the generated fixture runs (plumbing only). Cluster: slurm/README_longmemeval.md.
+$(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: setup-local
+	P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh $*
+
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
 	$(BIN)/python -m benchmarks.tables conflict
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
-	@for t in table6 table6_single table7 table8 conflict; do \
+	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES); do \
 	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
 
 clean:

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from benchmarks.longmemeval import KNOWLEDGE_UPDATE, is_abstention
 from benchmarks.scoring import normalize_answer
@@ -195,6 +195,9 @@ class LongMemEvalJudge:
     overrides the type), temperature 0, max_tokens 10, correct iff "yes" is in the lower-cased
     reply. The raw reply is kept. Questions of unknown type raise, as the official script does."""
 
+    #: hashed into the run manifest (the judge's prompts are part of the metric)
+    prompts: ClassVar[dict[str, str]] = dict(JUDGE_TEMPLATES)
+
     name = "longmemeval_judge"
     needs: tuple[str, ...] = ("judge",)
 
@@ -323,6 +326,9 @@ class QuestionClass:
     since the paper does not print its own. ``store``: a JSON-lines file that keeps the
     classification across runs (the response cache already makes a repeat call free)."""
 
+    #: hashed into the run manifest (the judge's prompts are part of the metric)
+    prompts: ClassVar[dict[str, str]] = {"class": CLASS_TEMPLATE}
+
     name = "question_class"
     needs: tuple[str, ...] = ("judge",)
 
@@ -444,6 +450,13 @@ class StaleJudge:
     superseded value. ``verdict`` is the exclusive outcome: correct, stale or wrong_other.
     The extraction and match prompts are ours (EXTRACT_TEMPLATE, MATCH_TEMPLATE): the paper
     does not print its own. Questions outside the subset get no score."""
+
+    #: hashed into the run manifest (the judge's prompts are part of the metric)
+    prompts: ClassVar[dict[str, str]] = {
+        **JUDGE_TEMPLATES,
+        "extract": EXTRACT_TEMPLATE,
+        "match": MATCH_TEMPLATE,
+    }
 
     name = "stale_judge"
     needs: tuple[str, ...] = ("judge",)

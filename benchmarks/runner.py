@@ -84,6 +84,8 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     expected = sum(len(e.questions) for e in episodes)
     run = RunFolder.for_config(cfg.run.root, cfg.name, cfg.arm.name, cfg.benchmark.name, resolved)
     prompts = {**bench.prompts(), **{f"arm.{k}": v for k, v in _arm_prompts(arm_factory).items()}}
+    for name, scorer in scorers.items():  # judges' prompts are part of the metric
+        prompts.update({f"scorer.{name}.{k}": v for k, v in getattr(scorer, "prompts", {}).items()})
     previous = run.read_json("manifest.json")
     info = manifest(resolved, bench.fingerprint(), prompts)
     if previous:

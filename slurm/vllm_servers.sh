@@ -21,7 +21,7 @@ JUDGE_PORT=${JUDGE_PORT:-8002}
 
 pmem_vllm_commands() {
   # One line per server: the exact command (printed by --dry-run, executed otherwise).
-  [[ ,$PMEM_SERVE, == *,chat,* ]] && echo "vllm serve $CHAT_MODEL --host 127.0.0.1 --port $CHAT_PORT --gpu-memory-utilization 0.25 --max-model-len 32768 --max-num-seqs 64"
+  [[ ,$PMEM_SERVE, == *,chat,* ]] && echo "vllm serve $CHAT_MODEL --host 127.0.0.1 --port $CHAT_PORT --gpu-memory-utilization 0.25 --max-model-len ${CHAT_MAX_LEN:-32768} --max-num-seqs 64"
   [[ ,$PMEM_SERVE, == *,embed,* ]] && echo "vllm serve $EMBED_MODEL --runner pooling --hf-overrides '{\"is_matryoshka\": true}' --host 127.0.0.1 --port $EMBED_PORT --gpu-memory-utilization 0.15 --max-model-len 8192"
   [[ ,$PMEM_SERVE, == *,judge,* ]] && echo "vllm serve $JUDGE_MODEL --host 127.0.0.1 --port $JUDGE_PORT --gpu-memory-utilization 0.45 --max-model-len 16384 --max-num-seqs 32"
   return 0
