@@ -119,13 +119,27 @@ def audit_run(run: Path) -> dict[str, Any] | None:
                 "merged": stats.get("merged"),
                 "noop_fallbacks": stats.get("annotation_fallbacks"),
                 "extraction_failures": stats.get("extraction_failures"),
+                "sh_stale_pct": _stale_rate(run),
+                "started_at": manifest.get("started_at", ""),
                 "run": run.name,
             }
         )
     return rows[0] if rows else None
 
 
+def _stale_rate(run: Path) -> float | None:
+    """The run's single-hop stale rate (%), when it scored one (B.4's StaleRate)."""
+    summary = run / "summary.json"
+    if not summary.exists():
+        return None
+    rate = (json.loads(summary.read_text()).get("rates") or {}).get("stale.stale")
+    return round(100 * rate["rate"], 1) if rate else None
+
+
 def collect_audits(runs: Path, experiment: str) -> pd.DataFrame:
+    """One row per distinct store: runs that differ only in their read (iterative readout) or in
+    the questions asked of the same stream (sh and mh share one) built the same state, so the
+    newest single-hop run of each writer configuration and stream length stands for them."""
     rows = [
         row
         for folder in sorted((runs / experiment).glob("*/manifest.json"))
@@ -133,7 +147,17 @@ def collect_audits(runs: Path, experiment: str) -> pd.DataFrame:
     ]
     if not rows:
         raise SystemExit(f"no state-arm snapshots under {runs / experiment}: run table7 first")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["stream"] = df["source"].str.split("_").str[1]
+    df["soft_identity"] = (
+        df["soft_identity"].astype(object).where(df["soft_identity"].notna(), "off")
+    )
+    df.loc[df["writer"] == "template-oracle", "soft_identity"] = "n/a"  # a parser: exact keys
+    df["_sh"] = df["source"].str.startswith("sh")
+    df["_single"] = ~df["arm"].str.endswith("_iter")  # the stale rate of the plain state read
+    df = df.sort_values(["_sh", "_single", "started_at"])
+    df = df.drop_duplicates(["writer", "soft_identity", "stream"], keep="last")
+    return df.drop(columns=["_sh", "_single", "started_at"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("results/tables"))
     args = parser.parse_args(argv)
     df = collect_audits(args.runs, args.experiment)
-    df = df.sort_values(["source", "arm", "soft_identity"], na_position="first")
+    df = df.sort_values(["stream", "writer", "soft_identity"], key=lambda c: c.astype(str))
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / "appendix_f.csv", index=False)
-    shown = df.drop(columns=["run"]).set_index(["source", "arm"])
+    shown = df.drop(columns=["run", "source"]).set_index(["stream", "arm"])
     paper = (
         "Paper at 6k (F, B.4): {keys} template keys; the extractor creates {cells_no_soft} cells "
         "without soft identity and {cells} with it ({merged} of {gated} gated candidates merged); "
