@@ -28,7 +28,7 @@ from benchmarks.runs import RunFolder, manifest
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 log = logging.getLogger("pmem.bench")
-GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "experiment")
+GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "writer", "experiment")
 META_KEYS = ("name",)  # config keys that describe a component rather than construct it
 
 

@@ -22,6 +22,14 @@ from pmem.models.usage import UsageMeter
 ROLE_GROUP = {"reader": "llm", "writer": "llm", "judge": "judge", "embedder": "embedder"}
 
 
+def role_group(cfg: dict[str, Any], role: str) -> str:
+    """The profile group serving a role: `writer=<profile>` gives the writer a model of its own
+    (Appendix D/F's 35B write path under the 4B reader); by default the reader's serves it."""
+    if role == "writer" and cfg.get("writer"):
+        return "writer"
+    return ROLE_GROUP[role]
+
+
 class ConfigError(ValueError):
     """A configuration that cannot work, named by its config key."""
 
@@ -39,7 +47,7 @@ class ModelStack:
         self._lock = asyncio.Lock()
 
     def has(self, role: str) -> bool:
-        group = self.cfg.get(ROLE_GROUP[role])
+        group = self.cfg.get(role_group(self.cfg, role))
         return bool(group) and group.get("model") is not None
 
     async def get(self, role: str) -> Any:
@@ -49,7 +57,7 @@ class ModelStack:
             return self._clients[role]
 
     async def _build(self, role: str) -> Any:
-        group = ROLE_GROUP[role]
+        group = role_group(self.cfg, role)
         spec = self.cfg.get(group)
         if not spec or spec.get("model") is None:
             raise ConfigError(

@@ -60,3 +60,19 @@ def test_the_command_line_reports_an_unknown_arm_quickly() -> None:
     )
     assert out.returncode == 2
     assert "unknown arm 'mem1'" in out.stderr and "long_context" in out.stderr
+
+
+def test_a_writer_profile_serves_the_writer_role_alone() -> None:
+    """Appendix D/F's writer-scale runs: writer=<profile> builds the stores with its own model
+    while the llm profile stays the reader; by default the llm profile serves both."""
+    from benchmarks.stack import role_group
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        plain = OmegaConf.to_container(compose(config_name="config"), resolve=True)
+        split = OmegaConf.to_container(
+            compose(config_name="config", overrides=["writer=vllm35b"]), resolve=True
+        )
+    assert "writer" not in plain or plain["writer"] is None
+    assert role_group(plain, "writer") == "llm" and role_group(plain, "reader") == "llm"
+    assert role_group(split, "writer") == "writer" and role_group(split, "reader") == "llm"
+    assert split["writer"]["model"] == "Qwen/Qwen3.6-35B-A3B-FP8"
