@@ -165,7 +165,7 @@ reproduce-appendix-f: setup-local
 # LongMemEval (Tables 3-5, 9-11; §4.1, B.1, C, D, E): LME=<folder with the official files>;
 # without LME the generated fixture runs (plumbing only). Cluster: slurm/README_longmemeval.md.
 $(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: setup-local
-	P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh $*
+	LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh $*
 
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
