@@ -81,7 +81,8 @@ def test_table6_oracle_commit_and_raw_arms(tmp_path, agent) -> None:
     assert len(coverage) == CASES and all(0 <= c <= 1 for c in coverage)
     assert all(p["context_meta"]["shown"] == 10 for p in raw["predictions"])
     mean = raw["summary"]["read"]["meta"]  # numeric context_meta, averaged for the tables
-    assert mean["coverage"] == sum(coverage) / CASES and mean["k"] == 10
+    # predictions arrive in completion order, so the sum is float-order dependent
+    assert mean["coverage"] == pytest.approx(sum(coverage) / CASES) and mean["k"] == 10
 
 
 def test_table8_retention_recovers_and_crud_loses(tmp_path, agent) -> None:
