@@ -429,20 +429,25 @@ from benchmarks.tables_longmemeval import TABLES as _LONGMEMEVAL  # noqa: E402
 TABLES.update(_LONGMEMEVAL)
 
 
+def build(name: str, runs: Path, out: Path) -> str:
+    """Collect an experiment's runs, build its table, write the .md and .csv; the markdown."""
+    df = collect(runs, name)
+    md = TABLES[name](df, runs, out)
+    tables = out / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    (tables / f"{name}.md").write_text(md + "\n")
+    df.to_csv(tables / f"{name}.csv", index=False)
+    return md
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("table", choices=sorted(TABLES))
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
     args = p.parse_args(argv)
-    df = collect(args.runs, args.table)
-    md = TABLES[args.table](df, args.runs, args.out)
-    tables = args.out / "tables"
-    tables.mkdir(parents=True, exist_ok=True)
-    (tables / f"{args.table}.md").write_text(md + "\n")
-    df.to_csv(tables / f"{args.table}.csv", index=False)
-    print(md)
-    print(f"\nwrote {tables / args.table}.md and .csv", file=sys.stderr)
+    print(build(args.table, args.runs, args.out))
+    print(f"\nwrote {args.out / 'tables' / args.table}.md and .csv", file=sys.stderr)
     return 0
 
 

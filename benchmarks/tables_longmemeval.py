@@ -18,10 +18,8 @@ results/figures/ (accuracy against read tokens; stale rate by arm).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -585,26 +583,17 @@ TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
 
 
 def build(name: str, runs: Path, out: Path) -> str:
-    """Collect an experiment's runs, build its table, write the .md and .csv; the markdown."""
-    df = collect(runs, name)
-    md = TABLES[name](df, runs, out)
-    tables = out / "tables"
-    tables.mkdir(parents=True, exist_ok=True)
-    (tables / f"{name}.md").write_text(md + "\n")
-    df.to_csv(tables / f"{name}.csv", index=False)
-    return md
+    """`benchmarks.tables.build` (one entry point for every table; kept here for callers)."""
+    from benchmarks.tables import build as build_table
+
+    return build_table(name, runs, out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("table", choices=sorted(TABLES))
-    p.add_argument("--runs", type=Path, default=Path("runs"))
-    p.add_argument("--out", type=Path, default=Path("results"))
-    args = p.parse_args(argv)
-    md = build(args.table, args.runs, args.out)
-    print(md)
-    print(f"\nwrote {args.out / 'tables' / args.table}.md and .csv", file=sys.stderr)
-    return 0
+    """`python -m benchmarks.tables_longmemeval NAME` is `python -m benchmarks.tables NAME`."""
+    from benchmarks.tables import main as tables_main
+
+    return tables_main(argv)
 
 
 if __name__ == "__main__":
