@@ -203,27 +203,15 @@ class StateArm(MemoryArm):
     # -- snapshots -----------------------------------------------------------------------------
 
     def save(self, directory: Path) -> bool:
-        for stale in directory.glob(f"{STORE_FILE}*"):
-            stale.unlink()  # a half-written earlier save
-        with Memory(directory / STORE_FILE) as disk:
-            copy_log(self.memory, disk)
-        (directory / META_FILE).write_text(
-            json.dumps({"keys": self.keys, "stats": self.stats}, ensure_ascii=False)
-        )
-        if self.index is not None:
-            self.index.save(directory / VECTORS_FILE)
+        save_state(directory, self.memory, {"keys": self.keys, "stats": self.stats}, self.index)
         return True
 
     def load(self, directory: Path) -> bool:
-        paths = [directory / name for name in (STORE_FILE, META_FILE, VECTORS_FILE)]
-        if not all(p.exists() for p in paths):
+        loaded = load_state(directory)
+        if loaded is None:
             return False
-        with Memory(paths[0]) as disk:
-            self.memory = Memory()
-            copy_log(disk, self.memory)
-        meta = json.loads(paths[1].read_text())
+        self.memory, meta, self.index = loaded
         self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
-        self.index = EmbeddingIndex.load(paths[2])
         return len(self.index) == len(self.keys)
 
 
@@ -251,6 +239,30 @@ class OracleStateArm(StateArm):
                 decisions[decision] = decisions.get(decision, 0) + 1
         self.stats["facts"] = len(events)
         self.stats["decisions"] = dict(sorted(decisions.items()))
+
+
+def save_state(
+    directory: Path, memory: Memory, meta: dict[str, Any], index: EmbeddingIndex | None
+) -> None:
+    """A state arm's snapshot: the store (SQLite), its cell order and stats, the cell vectors."""
+    for stale in directory.glob(f"{STORE_FILE}*"):
+        stale.unlink()  # a half-written earlier save
+    with Memory(directory / STORE_FILE) as disk:
+        copy_log(memory, disk)
+    (directory / META_FILE).write_text(json.dumps(meta, ensure_ascii=False))
+    if index is not None:
+        index.save(directory / VECTORS_FILE)
+
+
+def load_state(directory: Path) -> tuple[Memory, dict[str, Any], EmbeddingIndex] | None:
+    """What `save_state` wrote, or None if any part is missing."""
+    paths = [directory / name for name in (STORE_FILE, META_FILE, VECTORS_FILE)]
+    if not all(p.exists() for p in paths):
+        return None
+    memory = Memory()
+    with Memory(paths[0]) as disk:
+        copy_log(disk, memory)
+    return memory, json.loads(paths[1].read_text()), EmbeddingIndex.load(paths[2])
 
 
 def fact_triple(event: Event) -> tuple[str, str, str]:

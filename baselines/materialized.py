@@ -38,7 +38,6 @@ Both render one line per cell under B.4's tracked-state header (`baselines.fact_
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,17 +46,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from baselines.base import Context, MemoryArm, Services
-from baselines.fact_arms import STATE_HEADER, cell_text
-from baselines.pmem_arms import copy_log
+from baselines.fact_arms import STATE_HEADER, cell_text, load_state, save_state
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.types import Event, Question
 from pmem import Memory
 from pmem.graph import InvalidOperation
 from pmem.write import SAME_PROMPT, normalize_key
 
-STORE_FILE = "store.sqlite"
-VECTORS_FILE = "cells.npy"
-META_FILE = "state.json"
 SOURCE = "session"
 
 # A.4: "each fact carries an assertion status in {asserted, hedged, reported, withdrawn}".
@@ -454,25 +449,15 @@ class MaterializedStateArm(MemoryArm):
     # -- snapshots -----------------------------------------------------------------------------
 
     def save(self, directory: Path) -> bool:
-        for stale in directory.glob(f"{STORE_FILE}*"):
-            stale.unlink()  # a half-written earlier save
-        with Memory(directory / STORE_FILE) as disk:
-            copy_log(self.memory, disk)
         meta = {"keys": self.keys, "stats": self.stats, "aliases": self.aliases}
-        (directory / META_FILE).write_text(json.dumps(meta, ensure_ascii=False))
-        if self.index is not None:
-            self.index.save(directory / VECTORS_FILE)
+        save_state(directory, self.memory, meta, self.index)
         return True
 
     def load(self, directory: Path) -> bool:
-        paths = [directory / name for name in (STORE_FILE, META_FILE, VECTORS_FILE)]
-        if not all(p.exists() for p in paths):
+        loaded = load_state(directory)
+        if loaded is None:
             return False
-        with Memory(paths[0]) as disk:
-            self.memory = Memory()
-            copy_log(disk, self.memory)
-        meta = json.loads(paths[1].read_text())
+        self.memory, meta, self.index = loaded
         self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
         self.aliases = dict(meta.get("aliases", {}))
-        self.index = EmbeddingIndex.load(paths[2])
         return len(self.index) == len(self.keys)
