@@ -51,7 +51,7 @@ from baselines.retrieval import EmbeddingIndex
 from benchmarks.types import Event, Question
 from pmem import Memory
 from pmem.graph import InvalidOperation
-from pmem.write import SAME_PROMPT, normalize_key
+from pmem.write import SAME_PROMPT, fact_items
 
 SOURCE = "session"
 
@@ -123,19 +123,10 @@ class SessionRecord:
 def parse_status_facts(parsed: Any) -> tuple[list[StatusFact], int, int]:
     """Facts from an extraction reply (a list, or an object wrapping one): (facts, dropped
     empty, invalid statuses read as asserted). Keys are normalized as A.2 says."""
-    if isinstance(parsed, dict):
-        parsed = next((v for v in parsed.values() if isinstance(v, list)), [])
+    items, dropped = fact_items(parsed)
     facts: list[StatusFact] = []
-    dropped = invalid = 0
-    for item in parsed if isinstance(parsed, list) else []:
-        if not isinstance(item, dict):
-            dropped += 1
-            continue
-        key = normalize_key(str(item.get("key") or ""))
-        value = str(item.get("value") or "").strip()
-        if not (key and value):
-            dropped += 1
-            continue
+    invalid = 0
+    for key, value, item in items:
         status = str(item.get("status") or "").strip().lower()
         if status not in STATUSES:
             invalid += 1

@@ -105,11 +105,12 @@ def normalize_key(key: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", key.strip().lower()).strip("_")
 
 
-def parse_facts(parsed: Any) -> tuple[list[Fact], int]:
-    """Facts from an extraction reply (a list, or an object wrapping one); empty ones dropped."""
+def fact_items(parsed: Any) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
+    """(normalized key, value, the raw item) of each usable fact in an extraction reply (a list,
+    or an object wrapping one), and how many items were dropped as empty or malformed."""
     if isinstance(parsed, dict):
         parsed = next((v for v in parsed.values() if isinstance(v, list)), [])
-    facts, dropped = [], 0
+    items, dropped = [], 0
     for item in parsed if isinstance(parsed, list) else []:
         if not isinstance(item, dict):
             dropped += 1
@@ -117,10 +118,16 @@ def parse_facts(parsed: Any) -> tuple[list[Fact], int]:
         key = normalize_key(str(item.get("key") or ""))
         value = str(item.get("value") or "").strip()
         if key and value:
-            facts.append(Fact(key, value))
+            items.append((key, value, item))
         else:
             dropped += 1
-    return facts, dropped
+    return items, dropped
+
+
+def parse_facts(parsed: Any) -> tuple[list[Fact], int]:
+    """Facts from an extraction reply (a list, or an object wrapping one); empty ones dropped."""
+    items, dropped = fact_items(parsed)
+    return [Fact(key, value) for key, value, _ in items], dropped
 
 
 class WritePath:
