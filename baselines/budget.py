@@ -110,12 +110,24 @@ class BudgetMixin:
     default_keep: ClassVar[str] = "head"
     services: Services
 
-    def _init_budget(self, budget: int | None, keep: str | None) -> None:
+    def __init__(
+        self,
+        services: Services | None = None,
+        budget: int | None = None,
+        keep: str | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(services, **options)  # type: ignore[call-arg]  # the arm after the mixin
         if budget is not None and budget < 1:
             raise ValueError(f"arm.budget must be a positive token count or null, not {budget}")
         keep = keep or self.default_keep
         if keep not in KEEPS:
             raise ValueError(f"arm.keep={keep!r}; choose one of {', '.join(KEEPS)}")
+        if keep == "rank" and self.default_keep != "rank":
+            # an arm without a turn ranking of its own reads "by rank" as its own order: chunk
+            # listings are in retrieval order (their head is the top rank), long context in
+            # recency order (its tail)
+            keep = self.default_keep
         self.budget = budget
         self.keep = keep
 
@@ -161,16 +173,6 @@ class BudgetedTurnArm(BudgetMixin, TurnArm):
 
     needs: ClassVar[tuple[str, ...]] = ("embedder", "writer")
     default_keep: ClassVar[str] = "rank"
-
-    def __init__(
-        self,
-        services: Services | None = None,
-        budget: int | None = None,
-        keep: str | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(services, **options)
-        self._init_budget(budget, keep)
 
     def _assemble(self, whole: Sequence[int], partial: tuple[int, str] | None) -> str:
         lines = {i: dated_line(self.events[i], self.date_format) for i in whole}
@@ -228,18 +230,6 @@ class BudgetedChunkArm(BudgetMixin, ChunkArm):
     needs: ClassVar[tuple[str, ...]] = ("embedder", "writer")
     default_keep: ClassVar[str] = "head"
 
-    def __init__(
-        self,
-        services: Services | None = None,
-        budget: int | None = None,
-        keep: str | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(services, **options)
-        self._init_budget(budget, keep)
-        if self.keep == "rank":
-            self.keep = "head"  # the listing is in retrieval order: its prefix is the top rank
-
     async def read(self, question: Question) -> Context:
         full = await super().read(question)
         by_id = {f"unit{u.index}": u.text for u in self.units}
@@ -252,18 +242,6 @@ class BudgetedLongContextArm(BudgetMixin, LongContextArm):
 
     needs: ClassVar[tuple[str, ...]] = ("writer",)
     default_keep: ClassVar[str] = "tail"
-
-    def __init__(
-        self,
-        services: Services | None = None,
-        budget: int | None = None,
-        keep: str | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(services, **options)
-        self._init_budget(budget, keep)
-        if self.keep == "rank":
-            self.keep = "tail"  # no ranking: recency is the long-context arm's own order
 
     async def read(self, question: Question) -> Context:
         full = await super().read(question)
