@@ -18,7 +18,7 @@ LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f tables $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
+        reproduce-appendix-f reproduce-growth tables $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
 # ALFWorld-Revision reproductions (§4.2, Appendix B.2-B.3). CASES per L (or d); the paper: 140.
 # PROFILE=local (a real small model on this machine) or PROFILE=vllm (the paper's models; start
@@ -167,13 +167,17 @@ reproduce-appendix-f: setup-local
 $(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: setup-local
 	LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh $*
 
+# §4.1.1's haystack growth (read tokens from 8 sessions to the whole haystack; read only).
+reproduce-growth: setup-local
+	LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh haystack_growth
+
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
 	$(BIN)/python -m benchmarks.tables conflict
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
-	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES); do \
+	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth; do \
 	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
 
 clean:

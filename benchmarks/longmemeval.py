@@ -30,11 +30,13 @@ leaves open are listed in ``docs/longmemeval.md``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import gzip
 import hashlib
 import json
 import os
+import random
 import re
 import statistics
 import sys
@@ -616,6 +618,30 @@ def evidence_turns(instance: Instance) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def subsample(instance: Instance, sessions: int) -> Instance:
+    """The instance over a haystack of about ``sessions`` sessions, for §4.1.1's growth sweep
+    ("as the haystack grows from 8 to 48 sessions"; the paper does not say how the smaller
+    haystacks are drawn, so this is our choice, docs/longmemeval.md): every evidence session is
+    kept, and the rest are filled from the other sessions in a fixed order drawn per question
+    (a permutation seeded by the question id). The draws are nested, so the 16-session haystack
+    holds the 8-session one, and the kept sessions stay in file order. A haystack never loses its
+    evidence, so it can end up larger than ``sessions``; one smaller than ``sessions`` is kept
+    whole."""
+    if sessions < 1:
+        raise ValueError(f"sessions must be a positive number of sessions, not {sessions}")
+    evidence = set(instance.answer_session_ids)
+    others = [s for s in instance.sessions if s.id not in evidence]
+    rng = random.Random(f"haystack:{instance.question_id}")  # str seeds hash the same everywhere
+    drawn = rng.sample(others, len(others))
+    room = max(0, sessions - (len(instance.sessions) - len(others)))
+    keep = {s.index for s in drawn[:room]} | {
+        s.index for s in instance.sessions if s.id in evidence
+    }
+    return dataclasses.replace(
+        instance, sessions=tuple(s for s in instance.sessions if s.index in keep)
+    )
+
+
 def to_episode(instance: Instance) -> Episode:
     """One instance as one Episode (its own haystack) with its one Question."""
     question = Question(
@@ -629,6 +655,7 @@ def to_episode(instance: Instance) -> Episode:
             "abstention": instance.abstention,
             "question_date": instance.question_date,
             "answer_session_ids": list(instance.answer_session_ids),
+            "haystack_sessions": len(instance.sessions),
             "evidence": evidence_turns(instance),
         },
     )
@@ -816,7 +843,9 @@ class LongMemEval:
     picks the file ``path="hf"`` downloads. ``types`` keeps those question types (the paper's
     Table 3 is ``["knowledge-update"]``); ``ids`` or ``keys`` (a keys file) pick questions by
     id, every one of which must be in the file; ``limit`` keeps the first N after that.
-    ``reading`` is the official reading method: ``direct`` or ``cot``."""
+    ``reading`` is the official reading method: ``direct`` or ``cot``. ``sessions`` shrinks
+    every haystack to about that many sessions, evidence kept (`subsample`; §4.1.1's growth
+    sweep); None keeps the haystacks as released."""
 
     def __init__(
         self,
@@ -828,8 +857,13 @@ class LongMemEval:
         ids: Sequence[str] | None = None,
         keys: str | Path | None = None,
         reading: str = "direct",
+        sessions: int | None = None,
     ) -> None:
         _variant(variant)
+        if sessions is not None and sessions < 1:
+            raise ValueError(
+                f"benchmark.sessions must be a positive number of sessions or null, not {sessions}"
+            )
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be a positive number of questions, not {limit}")
         if reading not in READING_TEMPLATES:
@@ -845,6 +879,7 @@ class LongMemEval:
         self.ids = tuple(ids) if ids is not None else None
         self.keys = keys
         self.reading = reading
+        self.sessions = sessions
         self.name = f"longmemeval_{variant}"
         self._loaded: LoadedFile | None = None
 
@@ -861,7 +896,10 @@ class LongMemEval:
             from_keys = read_keys(self.keys)
             ids = from_keys if ids is None else [*ids, *from_keys]
             asked_by = f"keys file {self.keys}"
-        return select(self.loaded, types=self.types, ids=ids, asked_by=asked_by, limit=self.limit)
+        chosen = select(self.loaded, types=self.types, ids=ids, asked_by=asked_by, limit=self.limit)
+        if self.sessions is not None:
+            chosen = [subsample(i, self.sessions) for i in chosen]
+        return chosen
 
     def episodes(self) -> list[Episode]:
         return [to_episode(i) for i in self.instances()]
@@ -902,6 +940,7 @@ class LongMemEval:
             "keys": str(self.keys) if self.keys is not None else None,
             "limit": self.limit,
             "reading": self.reading,
+            "sessions": self.sessions,
         }
 
 

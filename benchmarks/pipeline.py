@@ -88,8 +88,14 @@ async def answer_stage(
     *,
     episode_concurrency: int = 4,
     progress: bool = True,
+    answer: bool = True,
 ) -> int:
-    """Answer every question not yet in predictions.jsonl; returns how many were answered."""
+    """Answer every question not yet in predictions.jsonl; returns how many were answered.
+
+    ``answer=False`` (``run.answer=false``) records only what each arm reads (its context and
+    the context's size in the reader's tokens), with no answer: a read-cost measurement such as
+    §4.1.1's haystack-growth sweep pays for no answers. An arm whose read is a dialogue with
+    the reader (iterative readout) records its first read."""
     done = {r["id"] for r in run.predictions.read()}
     todo = questions_left(episodes, done)
     total = sum(len(qs) for _, qs in todo)
@@ -115,16 +121,20 @@ async def answer_stage(
                     (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
                     if arm.save(snapshot):
                         (snapshot / SNAPSHOT_DONE).touch()
-                await asyncio.gather(*(answer(arm, ep, q) for q in questions))
+                await asyncio.gather(*(answer_one(arm, ep, q) for q in questions))
             finally:
                 await arm.aclose()
                 merge_usage(own, services)
 
-    async def answer(arm: MemoryArm, ep: Episode, q: Question) -> None:
+    async def answer_one(arm: MemoryArm, ep: Episode, q: Question) -> None:
         def ask(text: str) -> Any:
             return reader.complete(bench.answer_messages(q, text))
 
-        context, result = await arm.respond(q, ask)
+        if answer:
+            context, result = await arm.respond(q, ask)
+            prediction = result.text
+        else:
+            context, prediction = await arm.read(q), None
         tokens = await reader.count_tokens(context.text)
         run.predictions.append(
             {
@@ -133,7 +143,7 @@ async def answer_stage(
                 "question": q.text,
                 "golds": list(q.golds),
                 "meta": q.meta,
-                "prediction": result.text,
+                "prediction": prediction,
                 "context_chars": len(context.text),
                 "context_tokens": tokens.n,
                 "context_tokens_exact": tokens.exact,

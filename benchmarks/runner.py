@@ -105,6 +105,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         logging.getLogger().removeHandler(log_file)
         return {"dry_run": True, "run": str(run.path)}
 
+    read_only = not cfg.run.get("answer", True)
     cache = ResponseCache(cfg.run.cache)
     meter = UsageMeter()
     stack = ModelStack(resolved, cache, meter, run.logs)
@@ -121,7 +122,10 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
                     stack,
                     episode_concurrency=cfg.run.episode_concurrency,
                     progress=cfg.run.progress,
+                    answer=not read_only,
                 )
+            if read_only:
+                return []  # nothing to score: the records hold reads, not answers
             return await score_stage(run, scorers, stack, progress=cfg.run.progress)
         finally:
             await stack.close()
@@ -143,6 +147,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             "usage": meter.to_dict(),
             "wall_s": round(wall, 2),
             "rescore": bool(cfg.run.rescore),
+            "read_only": read_only,
         }
     )
     run.write_json("summary.json", summary)
@@ -155,8 +160,9 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
 
 
 def report(summary: dict[str, Any]) -> str:
+    done = "read (read only: no answers, no scores)" if summary.get("read_only") else "answered"
     lines = [
-        f"{summary['n']}/{summary['expected']} questions answered"
+        f"{summary['n']}/{summary['expected']} questions {done}"
         + ("" if summary["complete"] else "  (incomplete: rerun to resume)")
     ]
     for name, s in summary["scores"].items():

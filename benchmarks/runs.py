@@ -44,7 +44,10 @@ def semantic_config(cfg: dict[str, Any]) -> dict[str, Any]:
             return [strip(v) for v in node]
         return node
 
-    return {k: strip(v) for k, v in cfg.items() if k not in ("run", "hydra")}
+    out = {k: strip(v) for k, v in cfg.items() if k not in ("run", "hydra")}
+    if not (cfg.get("run") or {}).get("answer", True):
+        out["read_only"] = True  # its records hold no answers: never the folder of a full run
+    return out
 
 
 def sha256_text(text: str) -> str:

@@ -22,6 +22,18 @@ from benchmarks import paper
 BENCH_META = ("_target_", "name")
 
 
+def arm_key(cfg: dict[str, Any]) -> str:
+    """A run's row name: the arm's name, plus its writer when the run gives the write path a
+    model of its own (`writer=<profile>`): `<arm>_35b` for the paper's 35B extractor (the rows
+    of Appendix D), `<arm>@<model>` for any other writer, so the same arm with two writers is
+    two rows and never one run hiding the other."""
+    name = cfg["arm"]["name"]
+    writer = (cfg.get("writer") or {}).get("model")
+    if not writer:
+        return name
+    return name + paper.WRITER_ROWS.get(writer, f"@{writer}")
+
+
 def collect(runs: Path, experiment: str) -> pd.DataFrame:
     """One row per finished run folder of an experiment."""
     rows = []
@@ -30,10 +42,12 @@ def collect(runs: Path, experiment: str) -> pd.DataFrame:
         manifest = json.loads((folder.parent / "manifest.json").read_text())
         cfg = manifest["config"]
         row: dict[str, Any] = {
-            "arm": cfg["arm"]["name"],
+            "arm": arm_key(cfg),
             "benchmark": cfg["benchmark"]["name"],
             **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
             "llm": cfg["llm"].get("model"),
+            # a write path of its own (writer=<profile>); None: the llm profile also writes
+            "writer": (cfg.get("writer") or {}).get("model"),
             "embedder": (cfg.get("embedder") or {}).get("model"),
             "n": summary["n"],
             "expected": summary["expected"],
@@ -64,10 +78,12 @@ def collect(runs: Path, experiment: str) -> pd.DataFrame:
 
 
 def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """One row per (arm, benchmark): a config changed since (another scorer, prompt, sample
-    size...) leaves its older run folder behind; the newest run is the one reported (its n is in
-    the table), and the others are named."""
-    identity = [c for c in ("arm", "benchmark", "source", "L", "d", "probe") if c in df.columns]
+    """One row per (arm, benchmark, writer): a config changed since (another scorer, prompt,
+    sample size...) leaves its older run folder behind; the newest run is the one reported (its n
+    is in the table), and the others are named. The writer model is part of the identity: the
+    same arm with a write path of its own (Appendix D's 35B extractor) is a row of its own."""
+    keys = ("arm", "benchmark", "source", "L", "d", "probe", "sessions", "writer")
+    identity = [c for c in keys if c in df.columns]
     df = df.sort_values("started_at")
     older = df[df.duplicated(identity, keep="last")]
     for run in older["run"]:
@@ -162,7 +178,7 @@ def per_question(runs: Path, experiment: str) -> pd.DataFrame:
             pred = preds[score["id"]]
             row: dict[str, Any] = {
                 "run": folder.name,
-                "arm": cfg["arm"]["name"],
+                "arm": arm_key(cfg),
                 **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
                 "id": score["id"],
                 "case": score["id"].removesuffix("-pre"),

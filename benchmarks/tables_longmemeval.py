@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from benchmarks import paper_longmemeval as paper
@@ -373,7 +374,7 @@ def table10(df: pd.DataFrame, runs: Path, out: Path) -> str:
             ),
             "read chars": f"{r['mean_chars']:,.0f}",
         }
-    for arm, ref in paper.TABLE10.items():  # paper rows not run here (35B writer: not yet)
+    for arm, ref in paper.TABLE10.items():  # the paper's rows we have no run for
         if arm not in arms:
             rows[label(arm)] = {
                 "accuracy": f"not run / {ref['accuracy']:.1f}",
@@ -433,37 +434,48 @@ def history_costs(run: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _cost_column(r: pd.Series, c: pd.DataFrame) -> dict[str, str]:
+    """Table 11's rows for one paying run: means per history."""
+    committed = r.get("meta.committed", float("nan"))
+    keys = r.get("meta.keys", float("nan"))
+    calls = c["writer_calls"].mean()
+    cached = c["writer_cached"].sum()
+    return {
+        "Extraction LLM calls": f"{calls:.1f}" + (f" ({cached} cached)" if cached else ""),
+        "Calls per committed fact": f"{calls / committed:.2f}" if committed else "–",
+        "Write tokens (prompt+completion)": f"{c['write_tokens'].mean() / 1000:.1f}k",
+        "Ingestion wall time": f"{c['wall_s'].mean():.1f} s",
+        "Committed facts": f"{committed:.0f}",
+        "Materialized cells": f"{keys:.0f}",
+        "Fact store": f"{c['store_bytes'].mean() / 1e6:.2f} MB (SQLite log + state.json)",
+        "Embedding index (fp32)": f"{c['index_bytes'].mean() / 1e6:.2f} MB",
+    }
+
+
 def table11(df: pd.DataFrame, runs: Path, out: Path) -> str:
-    """App. E: write-side cost per history of the materialized path, and the break-even."""
+    """App. E: write-side cost per history of the materialized path, one column per writer
+    (the reader's own model, and a writer of its own such as the 35B extractor), and the
+    break-even of the reader's own write path."""
     q = questions(runs, "table11", df)
     materialized = df[df["arm"].str.startswith("pmem_materialized")]
+    if "writer" not in materialized.columns:
+        materialized = materialized.assign(writer=None)
     columns: dict[str, dict[str, str]] = {}
-    paying_arm = None
-    costs = {
-        r["arm"]: history_costs(runs / "table11" / r["run"]) for _, r in materialized.iterrows()
-    }
-    paid = {arm: c for arm, c in costs.items() if len(c)}
-    if paid:  # the run whose ingest paid its calls (the others read the experiment's cache)
-        paying_arm = max(
-            paid, key=lambda a: (paid[a]["writer_calls"] - paid[a]["writer_cached"]).sum()
+    break_even_cost = None
+    for writer, group in materialized.groupby(materialized["writer"].fillna(""), sort=True):
+        costs = {r["arm"]: history_costs(runs / "table11" / r["run"]) for _, r in group.iterrows()}
+        paid = {arm: c for arm, c in costs.items() if len(c)}
+        if not paid:
+            continue
+        # the run whose ingest paid its calls (the others read the experiment's cache)
+        paying = max(paid, key=lambda a: (paid[a]["writer_calls"] - paid[a]["writer_cached"]).sum())
+        r = group[group["arm"] == paying].iloc[-1]
+        who = f"writer {writer}" if writer else "the reader's model writes"
+        columns[f"ours ({paying}, {who}, {len(paid[paying])} histories)"] = _cost_column(
+            r, paid[paying]
         )
-        c = paid[paying_arm]
-        r = materialized[materialized["arm"] == paying_arm].iloc[-1]
-        committed = r.get("meta.committed", float("nan"))
-        keys = r.get("meta.keys", float("nan"))
-        calls = c["writer_calls"].mean()
-        cached = c["writer_cached"].sum()
-        ours = {
-            "Extraction LLM calls": f"{calls:.1f}" + (f" ({cached} cached)" if cached else ""),
-            "Calls per committed fact": f"{calls / committed:.2f}" if committed else "–",
-            "Write tokens (prompt+completion)": f"{c['write_tokens'].mean() / 1000:.1f}k",
-            "Ingestion wall time": f"{c['wall_s'].mean():.1f} s",
-            "Committed facts": f"{committed:.0f}",
-            "Materialized cells": f"{keys:.0f}",
-            "Fact store": f"{c['store_bytes'].mean() / 1e6:.2f} MB (SQLite log + state.json)",
-            "Embedding index (fp32)": f"{c['index_bytes'].mean() / 1e6:.2f} MB",
-        }
-        columns[f"ours ({paying_arm}, {len(c)} histories)"] = ours
+        if not writer:
+            break_even_cost = paid[paying]
     for writer, ref in paper.TABLE11.items():
         columns[f"paper, {writer}"] = ref
     table = pd.DataFrame(columns).reindex(list(paper.TABLE11_ROWS)).fillna("–")
@@ -477,7 +489,7 @@ def table11(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown()
     )
-    md += "\n\n" + break_even(df, q, paid.get(paying_arm) if paying_arm else None)
+    md += "\n\n" + break_even(df, q, break_even_cost)
     return md
 
 
@@ -501,6 +513,61 @@ def break_even(df: pd.DataFrame, q: pd.DataFrame, cost: pd.DataFrame | None) -> 
         f"Break-even: {write:,.0f} write tokens / ({turn:,.0f} turn-read − {cell:,.0f} cell-read "
         f"tokens) = {reads:,.1f} reads per history ({paper_line})."
     )
+
+
+# -- §4.1.1 haystack growth -----------------------------------------------------------------------
+
+
+def haystack_sizes(runs: Path, experiment: str, run: str) -> float | None:
+    """Mean sessions per haystack actually read in a run (the evidence is always kept, so a
+    haystack can exceed `benchmark.sessions`), from its prediction records."""
+    sizes = [
+        (json.loads(line).get("meta") or {}).get("haystack_sessions")
+        for line in (runs / experiment / run / "predictions.jsonl").read_text().splitlines()
+        if line
+    ]
+    sizes = [s for s in sizes if s is not None]
+    return sum(sizes) / len(sizes) if sizes else None
+
+
+def growth_frame(df: pd.DataFrame, runs: Path) -> pd.DataFrame:
+    """One row per (arm, haystack size) run of the growth sweep."""
+    if "sessions" not in df.columns:
+        df = df.assign(sessions=None)
+    g = df.assign(
+        target=df["sessions"].astype(float),
+        haystack=[haystack_sizes(runs, "haystack_growth", r) for r in df["run"]],
+    )
+    # the released haystack (sessions: null) is the sweep's right end
+    g["haystack"] = g["haystack"].astype(float)
+    return g.sort_values(["arm", "haystack"])
+
+
+def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
+    """§4.1.1: mean read tokens per query as the haystack grows, per arm, with each read's
+    growth per added session (least squares) beside the paper's statement."""
+    g = growth_frame(df, runs)
+    sizes = sorted(g["haystack"].dropna().unique())
+    rows = {}
+    for arm, a in g.groupby("arm"):
+        sessions, tokens = a["haystack"].to_numpy(float), a["mean_tokens"].to_numpy(float)
+        row = {f"{n:g} sessions": f"{t:,.0f}" for n, t in zip(sessions, tokens, strict=True)}
+        if len(set(sessions)) >= 2:
+            slope = np.polyfit(sessions, tokens, 1)[0]
+            row["tokens / added session"] = f"{slope:,.0f}"
+        ref = paper.GROWTH.get(arm)
+        row["paper"] = f"~{ref['tokens'] / 1000:.0f}k, {ref['shape']}" if ref else "–"
+        rows[label(arm)] = row
+    columns = [f"{s:g} sessions" for s in sizes] + ["tokens / added session", "paper"]
+    table = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=columns).fillna("–")
+    table.index.name = "arm"
+    _plot_growth(g, out / "figures" / "haystack_growth.png")
+    cells = (
+        "Cells: mean read tokens per query (the reader's tokenizer) at each mean haystack size "
+        "(sessions actually kept: evidence sessions are never dropped); tokens / added session "
+        "is the least-squares slope. Read-only runs (run.answer=false): no answers are paid."
+    )
+    return header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + table.to_markdown()
 
 
 # -- figures ------------------------------------------------------------------------------------
@@ -570,6 +637,34 @@ def _plot_tokens(df: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def _plot_growth(g: pd.DataFrame, path: Path) -> None:
+    """Read tokens against haystack size, one line per arm; the paper's figures hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, (arm, a) in enumerate(g.groupby("arm")):
+        color = f"C{i}"
+        ax.plot(a["haystack"], a["mean_tokens"], "o-", color=color, label=label(arm))
+        ref = paper.GROWTH.get(arm)
+        if ref and ref["shape"] == "flat":
+            ax.plot(paper.GROWTH_SESSIONS, [ref["tokens"]] * len(paper.GROWTH_SESSIONS), "o--",
+                    mfc="none", color=color, alpha=0.6)  # fmt: skip
+        elif ref:
+            ax.plot(paper.GROWTH_SESSIONS[-1], ref["tokens"], "o", mfc="none", color=color, ms=9)
+    ax.set_yscale("log")
+    ax.set_xlabel("sessions in the haystack")
+    ax.set_ylabel("mean read tokens per query")
+    ax.set_title("§4.1.1: read cost as the haystack grows (hollow: paper)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
 # -- CLI ----------------------------------------------------------------------------------------
 
 TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
@@ -579,6 +674,7 @@ TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
     "table9": table9,
     "table10": table10,
     "table11": table11,
+    "haystack_growth": haystack_growth,
 }
 
 

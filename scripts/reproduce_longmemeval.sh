@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # LongMemEval reproductions (§4.1, B.1, C, D, E): scripts/reproduce_longmemeval.sh TABLE...
-# TABLE is table3 table4 table5 table9 table10 table11 (or all). Environment:
+# TABLE is table3 table4 table5 table9 table10 table11 haystack_growth (§4.1.1), or all. Environment:
 #   LME      folder holding the official files (longmemeval_oracle.json, longmemeval_s_cleaned.json);
 #            unset: the shipped instance / fixture (plumbing only, see docs/longmemeval_reproduce.md)
 #   P        profile overrides, e.g. "llm=vllm embedder=vllm judge=vllm" (default: the local profile)
 #   BENCH    the runner (default .venv/bin/pmem-bench)
+#   WRITER   the write path of D's 35B-extractor rows (Tables 10, 11), e.g. "writer=vllm35b";
+#            unset: those rows are not run (the tables print the paper's figures for them)
 set -euo pipefail
+WRITER=${WRITER:-}
 BENCH=${BENCH:-.venv/bin/pmem-bench}
 P=${P:-}
 if [ -n "${LME:-}" ]; then
@@ -46,27 +49,41 @@ table9() {  # gates (the class-oracle gate reads the stored classes)
     run experiment=table9 $S arm=$arm
   done
 }
-table10() {  # write-time materialization (update subset)
-  for arm in pmem_turns pmem_turns_pruned pmem_materialized_full pmem_materialized; do
-    run experiment=table10 $S arm=$arm
-  done
-  run experiment=table10 $S arm=pmem_materialized_full arm.merge=low \
-      arm.name=pmem_materialized_full_merge070
-  run experiment=table10 $S arm=pmem_materialized arm.merge=low arm.name=pmem_materialized_merge070
+MATERIALIZED="pmem_materialized_full pmem_materialized pmem_materialized_full_merge070 pmem_materialized_merge070"
+table10() {  # write-time materialization (update subset); WRITER adds D's 35B-extractor rows
+  for arm in pmem_turns pmem_turns_pruned $MATERIALIZED; do run experiment=table10 $S arm=$arm; done
+  if [ -n "$WRITER" ]; then
+    for arm in $MATERIALIZED; do run experiment=table10 $S $WRITER arm=$arm; done
+  fi
 }
+
 table11() {  # write-side cost (own response cache; the first run pays the extraction)
   for arm in pmem_materialized_full pmem_materialized pmem_turns; do
     run experiment=table11 $S arm=$arm
   done
+  if [ -n "$WRITER" ]; then run experiment=table11 $S $WRITER arm=pmem_materialized_full; fi
 }
 
-[ $# -gt 0 ] || { sed -n 2,8p "$0"; exit 2; }
+haystack_growth() {  # §4.1.1: read tokens as the haystack grows (read only: no answers)
+  # without LME: the shipped real instance (53 sessions), not the fixture's 2-4-session haystacks
+  local G=""; [ -n "${LME:-}" ] && G="$S"
+  for n in 8 16 24 32 null; do
+    run experiment=haystack_growth $G benchmark.sessions=$n arm=pmem_turns
+    run experiment=haystack_growth $G benchmark.sessions=$n arm=chunk_retrieval arm.chunk_size=null
+    run experiment=haystack_growth $G benchmark.sessions=$n arm=long_context_budget \
+        arm.budget=128000 arm.name=long_context
+  done
+}
+
+[ $# -gt 0 ] || { sed -n 2,10p "$0"; exit 2; }
 for t in "$@"; do
-  [ "$t" = all ] && set -- table3 table4 table5 table9 table10 table11
+  [ "$t" = all ] && set -- table3 table4 table5 table9 table10 table11 haystack_growth
 done
 for t in "$@"; do
   case $t in
-    table3|table4|table5|table9|table10|table11) $t; .venv/bin/python -m benchmarks.tables "$t" ;;
-    *) echo "unknown table '$t' (table3 table4 table5 table9 table10 table11 all)" >&2; exit 2 ;;
+    table3|table4|table5|table9|table10|table11|haystack_growth)
+      $t; .venv/bin/python -m benchmarks.tables "$t" ;;
+    *) echo "unknown table '$t' (table3 table4 table5 table9 table10 table11 haystack_growth all)" >&2
+       exit 2 ;;
   esac
 done

@@ -62,7 +62,10 @@ pmem_start_vllm() {
     case $name in
       chat)  export PMEM_LLM_BASE_URL=http://127.0.0.1:$CHAT_PORT/v1;   pmem_wait_healthy "http://127.0.0.1:$CHAT_PORT" "${PMEM_VLLM_PIDS[$i]}" chat ;;
       embed) export PMEM_EMBED_BASE_URL=http://127.0.0.1:$EMBED_PORT/v1; pmem_wait_healthy "http://127.0.0.1:$EMBED_PORT" "${PMEM_VLLM_PIDS[$i]}" embed ;;
-      judge) export PMEM_JUDGE_BASE_URL=http://127.0.0.1:$JUDGE_PORT/v1; pmem_wait_healthy "http://127.0.0.1:$JUDGE_PORT" "${PMEM_VLLM_PIDS[$i]}" judge ;;
+      # the 35B serves the judge and, with writer=vllm35b, the write path (configs/writer)
+      judge) export PMEM_JUDGE_BASE_URL=http://127.0.0.1:$JUDGE_PORT/v1
+             export PMEM_WRITER_BASE_URL=${PMEM_WRITER_BASE_URL:-$PMEM_JUDGE_BASE_URL}
+             pmem_wait_healthy "http://127.0.0.1:$JUDGE_PORT" "${PMEM_VLLM_PIDS[$i]}" judge ;;
     esac
     i=$((i + 1))
   done

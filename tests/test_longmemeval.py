@@ -390,3 +390,49 @@ def test_fetch_records_a_hash_where_none_is_pinned(
     assert DATA_SHA256 in out and "recorded" in out
     record = tmp_path / "longmemeval_s.json.sha256"
     assert record.read_text(encoding="utf-8") == f"{DATA_SHA256}  longmemeval_s.json\n"
+
+
+# ------------------------------------------------------------------ §4.1.1 haystack growth
+
+
+def test_subsample_keeps_the_evidence_and_nests_across_sizes() -> None:
+    real = lme.load().instances[0]
+    assert len(real.sessions) == 53 and real.answer_session_ids == ("answer_280352e9",)
+    kept = {n: lme.subsample(real, n) for n in (1, 8, 16, 24, 32, 48, 60)}
+    for n, inst in kept.items():
+        ids = [s.id for s in inst.sessions]
+        assert "answer_280352e9" in ids  # the evidence is never dropped
+        assert len(ids) == min(max(n, 1), 53)
+        # file order (the S file's date order) is kept, so arrival order is unchanged
+        assert [s.index for s in inst.sessions] == sorted(s.index for s in inst.sessions)
+        assert inst.question_id == real.question_id and inst.answer == real.answer
+    for small, large in ((8, 16), (16, 24), (24, 32), (32, 48)):
+        assert {s.id for s in kept[small].sessions} <= {s.id for s in kept[large].sessions}
+    assert kept[60] == real
+    # the same draw every time (seeded by the question id, not by the process)
+    assert lme.subsample(real, 8) == kept[8]
+    # the draw is not just the first or the last sessions of the file
+    indices = [s.index for s in kept[8].sessions]
+    assert indices != list(range(8)) and indices != list(range(45, 53))
+
+
+def test_subsample_never_drops_evidence_below_its_own_size() -> None:
+    raw = next(i for i in fixture_instances() if i["question_id"] == "fx_ku_1")
+    inst = lme.parse_instance(raw, "fixture", 0)
+    two = lme.subsample(inst, 1)  # two evidence sessions: both stay
+    assert [s.id for s in two.sessions] == ["answer_fx_ku_a", "answer_fx_ku_b"]
+    episode = lme.to_episode(two)
+    assert episode.questions[0].meta["haystack_sessions"] == 2
+    assert {e.meta["session_id"] for e in episode.events} == {"answer_fx_ku_a", "answer_fx_ku_b"}
+    with pytest.raises(ValueError, match="positive"):
+        lme.subsample(inst, 0)
+    with pytest.raises(ValueError, match=r"benchmark\.sessions"):
+        lme.LongMemEval(sessions=0)
+
+
+def test_the_benchmark_option_shrinks_every_haystack_and_is_fingerprinted() -> None:
+    bench = lme.LongMemEval(sessions=8)
+    (episode,) = bench.episodes()
+    assert len({e.meta["session_id"] for e in episode.events}) == 8
+    assert bench.fingerprint()["sessions"] == 8
+    assert lme.LongMemEval().fingerprint()["sessions"] is None

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from baselines.materialized import EXTRACT_SESSION_PROMPT
 from benchmarks import tables_longmemeval
 from benchmarks.longmemeval import DATA_FILE, fixture_instances
 from pmem.models import scripted
@@ -49,6 +50,8 @@ DIM = 64
 KU = "fx_ku_1"
 MULTI = "fx_multi_1"
 REAL = "e47becba"
+WRITER_35B = "Qwen/Qwen3.6-35B-A3B-FP8"  # configs/writer/vllm35b.yaml, played by the script
+EXTRACT_HEAD = EXTRACT_SESSION_PROMPT.split("{{", 1)[0]
 
 
 def concept_vector(text: str) -> list[float]:
@@ -133,6 +136,12 @@ class Models:
         if body.get("model") == "scripted-judge":
             self.count("judge")
             return judge(text)
+        if text.startswith(EXTRACT_HEAD):  # Appendix D's extraction, counted per writer model
+            self.count(f"extract:{body.get('model')}")
+            conversation = text.split("Conversation:\n", 1)[1]
+            cities = re.findall(r"\b(Boston|Denver)\b", conversation)
+            facts = [{"key": "user_home_city", "value": c, "status": "asserted"} for c in cities]
+            return json.dumps(facts)
         if text.startswith("I will give you several history chats"):
             self.count("reader")
             return read_answer(text)
@@ -154,7 +163,7 @@ class Models:
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[ConceptServer, Models]]:
     models = Models()
-    names = ["scripted", "scripted-embed", "scripted-judge"]
+    names = ["scripted", "scripted-embed", "scripted-judge", WRITER_35B]
     with ConceptServer(script=models, models=names, embedding_dim=DIM) as s:
         yield s, models
 
@@ -169,6 +178,14 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
+    """Run pmem-bench (several arms in one process with `-m`); the run folders it reports.
+    `writer=vllm35b` among the overrides points D's 35B writer at the scripted server too."""
+    if "writer=vllm35b" in overrides:
+        overrides = (*overrides, f"writer.base_url={server.base_url}")
+    return _bench(root, server, *overrides)
+
+
+def _bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
     """Run pmem-bench (several arms in one process with `-m`); the run folders it reports."""
     cmd = [
         sys.executable,
@@ -326,3 +343,88 @@ def test_tables_render_from_the_run_folders(runs, workspace: Path) -> None:
     assert "Question-only router (4B)" in table9
     assert (out / "figures" / "table5_accuracy_vs_tokens.png").exists()
     assert (out / "figures" / "table3_stale_by_arm.png").exists()
+
+
+# ------------------------------------------------------------------ §4.1.1 haystack growth
+
+
+@pytest.fixture(scope="module")
+def growth(workspace: Path, server: tuple[ConceptServer, Models]) -> dict[tuple[str, Any], dict]:
+    """The read-only growth sweep on the real instance: 8, 24 and all 53 sessions."""
+    s, models = server
+    answers_before = models.calls.get("reader", 0)
+    only_real = f"benchmark.ids=[{REAL}]"
+    folders = [
+        *bench(workspace, s, "-m", "experiment=haystack_growth", only_real,
+               "benchmark.sessions=8,24,null", "arm=pmem_turns"),
+        *bench(workspace, s, "-m", "experiment=haystack_growth", only_real,
+               "benchmark.sessions=8,24,null", "arm=long_context_budget", "arm.budget=128000",
+               "arm.name=long_context"),
+    ]  # fmt: skip
+    assert models.calls.get("reader", 0) == answers_before  # read only: no answer was asked for
+    out = {}
+    for f in folders:
+        manifest = json.loads((f / "manifest.json").read_text())
+        key = (manifest["config"]["arm"]["name"], manifest["config"]["benchmark"]["sessions"])
+        out[key] = {
+            "summary": json.loads((f / "summary.json").read_text()),
+            "predictions": jsonl(f / "predictions.jsonl"),
+        }
+    return out
+
+
+def test_growth_reads_without_answering(growth) -> None:
+    assert len(growth) == 6
+    for run in growth.values():
+        (record,) = run["predictions"].values()
+        assert record["prediction"] is None and record["context_tokens"] > 0
+        assert run["summary"]["read_only"] is True and run["summary"]["scores"] == {}
+    sizes = {k: r["predictions"][REAL]["meta"]["haystack_sessions"] for k, r in growth.items()}
+    assert sizes[("pmem_turns", 8)] == 8 and sizes[("pmem_turns", None)] == 53
+    long = [growth[("long_context", n)]["summary"]["read"]["mean_tokens"] for n in (8, 24, None)]
+    turns = [growth[("pmem_turns", n)]["summary"]["read"]["mean_tokens"] for n in (8, 24, None)]
+    assert long[0] < long[1] < long[2] and long[2] > 10 * long[0] / 2  # grows with the haystack
+    assert all(r["predictions"][REAL]["context_items"] == 12 for k, r in growth.items()
+               if k[0] == "pmem_turns")  # fmt: skip
+    assert max(turns) < long[0]  # twelve turns: flat, and below the smallest haystack
+
+
+def test_growth_table_renders(growth, workspace: Path) -> None:
+    root, out = workspace / "runs", workspace / "results"
+    md = tables_longmemeval.build("haystack_growth", root, out)
+    assert "§4.1.1" in md and "tokens / added session" in md and "~106k" in md
+    assert "53 sessions" in md and "8 sessions" in md
+    assert (out / "figures" / "haystack_growth.png").exists()
+
+
+# ------------------------------------------------------------------ D's 35B-extractor rows
+
+
+@pytest.fixture(scope="module")
+def writer_runs(workspace: Path, server: tuple[ConceptServer, Models]) -> Path:
+    """Tables 10 and 11 with the reader's own write path and with writer=vllm35b."""
+    s, _ = server
+    for experiment in ("table10", "table11"):
+        bench(
+            workspace, s, "-m", f"experiment={experiment}", "arm=pmem_turns,pmem_materialized_full"
+        )
+        bench(
+            workspace, s, f"experiment={experiment}", "writer=vllm35b", "arm=pmem_materialized_full"
+        )
+    return workspace / "runs"
+
+
+def test_a_writer_of_its_own_is_a_row_of_its_own(writer_runs: Path, server, workspace) -> None:
+    _, models = server
+    # the 35B writer extracted; the reader's model extracted for the other run
+    assert models.calls.get(f"extract:{WRITER_35B}", 0) >= 1
+    assert models.calls.get("extract:scripted", 0) >= 1
+    out = workspace / "results"
+    table10 = tables_longmemeval.build("table10", writer_runs, out)
+    rows = {line.split("|")[1].strip(): line for line in table10.splitlines() if "|" in line}
+    assert "not run" not in rows["35B extractor"]  # our run sits in the paper's 35B row
+    assert "not run" not in rows["Materialized state, 4B writer"]
+    assert "not run" in rows["Twelve-cell read, 35B extractor"]  # a paper row without a run
+    table11 = tables_longmemeval.build("table11", writer_runs, out)
+    header = next(line for line in table11.splitlines() if line.startswith("| per history"))
+    assert f"writer {WRITER_35B}" in header and "the reader's model writes" in header

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every LongMemEval arm on the shipped real instance with the local profile (experiment
+# longmemeval_local), cheapest first, then the table. Each run resumes its own folder, so rerun
+# after an interruption. ARMS="..." picks a subset (names below); BENCH the runner.
+#   scripts/longmemeval_local.sh                 # about 2-3 h on 2 cores, most of it write paths
+#   ARMS="no_memory pmem_turns" scripts/longmemeval_local.sh
+set -euo pipefail
+BENCH=${BENCH:-.venv/bin/pmem-bench}
+E=experiment=longmemeval_local
+CLASSES=arm.classes=results/longmemeval_local/classes.jsonl
+declare -A RUN=(
+  [no_memory]="arm=no_memory"
+  [pmem_turns]="arm=pmem_turns"
+  [pmem_turns_pruned]="arm=pmem_turns_pruned"
+  [pmem_turns_gate_oracle]="arm=pmem_turns_gate_oracle $CLASSES"
+  [pmem_turns_gate_intent]="arm=pmem_turns_gate_intent"
+  [pmem_turns_gate_router]="arm=pmem_turns_gate_router"
+  [pmem_turns_gate_router_judge]="arm=pmem_turns_gate_router_judge"
+  [pmem_turns_b3000]="arm=pmem_turns_budget arm.budget=3000"
+  [long_context]="arm=long_context_budget arm.budget=14000 arm.name=long_context_b14000"
+  [chunk_retrieval]="arm=chunk_retrieval arm.chunk_size=null"
+  [chunk_retrieval_generic]="arm=chunk_retrieval arm.chunk_size=null arm.key=generic arm.name=chunk_retrieval_generic"
+  [pmem_materialized_full]="arm=pmem_materialized_full"
+  [pmem_materialized]="arm=pmem_materialized"
+  [pmem_materialized_full_merge070]="arm=pmem_materialized_full_merge070"
+  [pmem_materialized_merge070]="arm=pmem_materialized_merge070"
+  [mem0]="arm=mem0 arm.chunk_size=null arm.fact_prompt=null"
+  [hipporag]="arm=hipporag"
+)
+ORDER="no_memory pmem_turns pmem_turns_pruned pmem_turns_gate_oracle pmem_turns_gate_intent
+  pmem_turns_gate_router pmem_turns_gate_router_judge pmem_turns_b3000 long_context
+  chunk_retrieval chunk_retrieval_generic pmem_materialized_full pmem_materialized
+  pmem_materialized_full_merge070 pmem_materialized_merge070 mem0 hipporag"
+for arm in ${ARMS:-$ORDER}; do
+  [ -n "${RUN[$arm]:-}" ] || { echo "unknown arm '$arm'; one of: $ORDER" >&2; exit 2; }
+  echo "== $arm"
+  # shellcheck disable=SC2086
+  $BENCH $E ${RUN[$arm]} || echo "!! $arm failed (rerun resumes it)" >&2
+done
+.venv/bin/python -m benchmarks.tables longmemeval_local
