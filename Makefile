@@ -177,7 +177,7 @@ reproduce-conflict: setup-local
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
-	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth; do \
+	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth longmemeval_local; do \
 	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
 
 clean:

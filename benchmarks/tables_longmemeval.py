@@ -532,16 +532,12 @@ def haystack_sizes(runs: Path, experiment: str, run: str) -> float | None:
 
 
 def growth_frame(df: pd.DataFrame, runs: Path) -> pd.DataFrame:
-    """One row per (arm, haystack size) run of the growth sweep."""
-    if "sessions" not in df.columns:
-        df = df.assign(sessions=None)
-    g = df.assign(
-        target=df["sessions"].astype(float),
-        haystack=[haystack_sizes(runs, "haystack_growth", r) for r in df["run"]],
+    """One row per (arm, haystack size) run of the growth sweep, placed by the sessions it
+    actually read (the released haystack, `sessions: null`, is the sweep's right end)."""
+    sizes = [haystack_sizes(runs, "haystack_growth", r) for r in df["run"]]
+    return df.assign(haystack=pd.Series(sizes, index=df.index, dtype=float)).sort_values(
+        ["arm", "haystack"]
     )
-    # the released haystack (sessions: null) is the sweep's right end
-    g["haystack"] = g["haystack"].astype(float)
-    return g.sort_values(["arm", "haystack"])
 
 
 def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
