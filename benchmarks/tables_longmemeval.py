@@ -606,7 +606,9 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         ingest = _ingest_totals(folder)
         routed = meta.get("pruned_read")
         # arm names, not the paper's labels: on this profile the "35B" router runs on the judge
-        rows[r["arm"]] = {
+        name = r["arm"] if r.get("sessions") is None else f"{r['arm']} ({r['sessions']} sessions)"
+        rows[name] = {
+            "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
             "answer": " ".join(str(p["prediction"]).split())[:60],
             "read tokens": f"{p['context_tokens']:,}",

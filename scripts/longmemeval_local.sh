@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every LongMemEval arm on the shipped real instance with the local profile (experiment
 # longmemeval_local), cheapest first, then the table. Each run resumes its own folder, so rerun
-# after an interruption. ARMS="..." picks a subset (names below); BENCH the runner.
-#   scripts/longmemeval_local.sh                 # about 2-3 h on 2 cores, most of it write paths
-#   ARMS="no_memory pmem_turns" scripts/longmemeval_local.sh
+# after an interruption. ARMS="..." picks a subset (names below); SESSIONS=N reads the instance
+# over an N-session haystack, evidence kept (benchmark.sessions: the write-path arms pay one or
+# two 1.5B calls per session, about a minute each here); BENCH the runner.
+#   scripts/longmemeval_local.sh                 # 4-6 h on 2 cores, most of it write paths
+#   ARMS="mem0 hipporag" SESSIONS=8 scripts/longmemeval_local.sh
 set -euo pipefail
 BENCH=${BENCH:-.venv/bin/pmem-bench}
-E=experiment=longmemeval_local
+E="experiment=longmemeval_local${SESSIONS:+ benchmark.sessions=$SESSIONS}"
 CLASSES=arm.classes=results/longmemeval_local/classes.jsonl
 declare -A RUN=(
   [no_memory]="arm=no_memory"
