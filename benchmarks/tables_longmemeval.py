@@ -540,6 +540,11 @@ def growth_frame(df: pd.DataFrame, runs: Path) -> pd.DataFrame:
     )
 
 
+def _n_range(df: pd.DataFrame) -> str:
+    low, high = int(df["n"].min()), int(df["n"].max())
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
 def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """§4.1.1: mean read tokens per query as the haystack grows, per arm, with each read's
     growth per added session (least squares) beside the paper's statement."""
@@ -562,7 +567,8 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
     cells = (
         "Cells: mean read tokens per query (the reader's tokenizer) at each mean haystack size "
         "(sessions actually kept: evidence sessions are never dropped); tokens / added session "
-        "is the least-squares slope. Read-only runs (run.answer=false): no answers are paid."
+        "is the least-squares slope. Read-only runs (run.answer=false): no answers are paid. "
+        f"Questions per cell: {_n_range(df)}."
     )
     return header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + table.to_markdown()
 
