@@ -172,6 +172,29 @@ def test_rescore_reuses_predictions_without_calls(tmp_path, server) -> None:
     assert json.loads((run_dir(root) / "summary.json").read_text())["rescore"] is True
 
 
+def test_a_read_only_run_asks_nothing_and_keeps_a_folder_of_its_own(tmp_path, server) -> None:
+    root = tmp_path / "runs"
+    out = bench(root, *external(server), "run.answer=false")
+    assert out.returncode == 0, out.stderr
+    assert "questions read (read only" in out.stdout
+    assert server.count("/chat/completions") == 0  # no answer was asked for
+    (folder,) = (root / "smoke").iterdir()
+    records = [json.loads(x) for x in (folder / "predictions.jsonl").read_text().splitlines()]
+    assert records and all(r["prediction"] is None and r["context_chars"] > 0 for r in records)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["read_only"] is True and summary["scores"] == {}
+    assert summary["read"]["mean_chars"] > 0
+    # answering the same config is another run folder: read-only records never resume it
+    assert bench(root, *external(server)).returncode == 0
+    folders = sorted((root / "smoke").iterdir())
+    assert len(folders) == 2
+    answered = next(f for f in folders if f != folder)
+    assert all(
+        json.loads(x)["prediction"] is not None
+        for x in (answered / "predictions.jsonl").read_text().splitlines()
+    )
+
+
 def test_the_harness_starts_and_stops_the_scripted_profile(tmp_path) -> None:
     out = bench(tmp_path / "runs", "llm=scripted")
     assert out.returncode == 0, out.stderr
