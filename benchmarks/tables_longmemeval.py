@@ -612,7 +612,8 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         ingest = _ingest_totals(folder)
         routed = meta.get("pruned_read")
         # arm names, not the paper's labels: on this profile the "35B" router runs on the judge
-        name = r["arm"] if r.get("sessions") is None else f"{r['arm']} ({r['sessions']} sessions)"
+        shrunk = r.get("sessions")
+        name = r["arm"] if pd.isna(shrunk) else f"{r['arm']} ({int(shrunk)} sessions)"
         rows[name] = {
             "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
