@@ -588,6 +588,11 @@ def _ingest_totals(run: Path) -> dict[str, float]:
     return totals
 
 
+def _first_record(path: Path) -> dict[str, Any]:
+    """The one record of a one-question run's JSON-lines file."""
+    return json.loads(next(line for line in path.read_text().splitlines() if line))
+
+
 def _calls(t: dict[str, float], role: str) -> str:
     paid, cached = int(t.get(f"{role}.calls", 0)), int(t.get(f"{role}.cache_hits", 0))
     if not paid + cached:
@@ -603,11 +608,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     rows = {}
     for _, r in df.sort_values("mean_tokens").iterrows():
         folder = runs / "longmemeval_local" / r["run"]
-        preds = [
-            json.loads(x) for x in (folder / "predictions.jsonl").read_text().splitlines() if x
-        ]
-        scores = [json.loads(x) for x in (folder / "scores.jsonl").read_text().splitlines() if x]
-        p, sc = preds[0], scores[0]
+        p, sc = _first_record(folder / "predictions.jsonl"), _first_record(folder / "scores.jsonl")
         meta = p.get("context_meta") or {}
         ingest = _ingest_totals(folder)
         routed = meta.get("pruned_read")
@@ -621,6 +622,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
             "read tokens": f"{p['context_tokens']:,}",
             "read chars": f"{p['context_chars']:,}",
             "items": p.get("context_items"),
+            "facts/cell": f"{meta['facts_per_cell']:.2f}" if "facts_per_cell" in meta else "–",
             "pruned": "–"
             if routed is None
             else (f"{meta.get('pruned', 0)}" if routed else "gated off"),
@@ -630,7 +632,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "arm"
-    question = preds[0]["question"] if rows else ""
+    question = p["question"] if rows else ""
     stored = (sc.get("class") or {}).get("class") if rows else None
     cells = (
         f'One real LongMemEval-S instance ({REAL_INSTANCE}: "{question}"), the local profile '
@@ -640,11 +642,8 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "the provenance prune dropped, or 'gated off' where the gate sent the question to the "
         f"plain read; the stored B.1 class the class-oracle gate reads: {stored}."
     )
-    return (
-        header("LongMemEval: every arm on the shipped instance", df, cells)
-        + "\n"
-        + (table.to_markdown())
-    )
+    title = "LongMemEval: every arm on the shipped instance"
+    return header(title, df, cells) + "\n" + table.to_markdown()
 
 
 # -- figures ------------------------------------------------------------------------------------

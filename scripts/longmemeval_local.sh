@@ -8,7 +8,8 @@
 #   ARMS="mem0 hipporag" SESSIONS=8 scripts/longmemeval_local.sh
 set -euo pipefail
 BENCH=${BENCH:-.venv/bin/pmem-bench}
-E="experiment=longmemeval_local${SESSIONS:+ benchmark.sessions=$SESSIONS}"
+# a 16k window for the five-session and long-context reads (the local profile's default is 4k)
+E="experiment=longmemeval_local llm.server.ctx=16384${SESSIONS:+ benchmark.sessions=$SESSIONS}"
 CLASSES=arm.classes=results/longmemeval_local/classes.jsonl
 declare -A RUN=(
   [no_memory]="arm=no_memory"

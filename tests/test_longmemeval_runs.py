@@ -428,3 +428,14 @@ def test_a_writer_of_its_own_is_a_row_of_its_own(writer_runs: Path, server, work
     table11 = tables_longmemeval.build("table11", writer_runs, out)
     header = next(line for line in table11.splitlines() if line.startswith("| per history"))
     assert f"writer {WRITER_35B}" in header and "the reader's model writes" in header
+
+
+def test_the_local_all_arms_table_renders(workspace: Path, server) -> None:
+    s, _ = server
+    bench(workspace, s, "-m", "experiment=longmemeval_local", f"benchmark.ids=[{REAL}]",
+          "arm=no_memory,pmem_turns,pmem_turns_pruned")  # fmt: skip
+    md = tables_longmemeval.build("longmemeval_local", workspace / "runs", workspace / "results")
+    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.count("|") > 5}
+    assert "correct" in rows["pmem_turns"] and "wrong" in rows["no_memory"]
+    assert "What degree did I graduate with?" in md
+    assert rows["pmem_turns"].split("|")[2].strip() == "53"  # the whole haystack was read
