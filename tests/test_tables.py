@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.tables import TABLES, collect, main
+from benchmarks.tables import TABLES, arm_key, collect, main
 
 
 def fake_run(root: Path, name: str, arm: str, L: int, correct: int, n: int, started: str) -> None:
@@ -53,3 +53,16 @@ def test_the_command_writes_markdown_and_csv(tmp_path) -> None:
     assert main(["table6", "--runs", str(runs), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "tables" / "table6.md").read_text().startswith("# Table 6")
     assert "raw_topk" in (tmp_path / "out" / "tables" / "table6.csv").read_text()
+
+
+def test_a_runs_row_carries_its_writer() -> None:
+    arm = {"name": "pmem_materialized_full"}
+    assert arm_key({"arm": arm, "writer": None}) == "pmem_materialized_full"
+    assert arm_key({"arm": arm}) == "pmem_materialized_full"
+    paper_35b = {"model": "Qwen/Qwen3.6-35B-A3B-FP8"}
+    assert arm_key({"arm": arm, "writer": paper_35b}) == "pmem_materialized_full_35b"
+    other = {"model": "qwen2.5-coder-1.5b-instruct"}
+    assert (
+        arm_key({"arm": arm, "writer": other})
+        == "pmem_materialized_full@qwen2.5-coder-1.5b-instruct"
+    )
