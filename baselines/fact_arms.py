@@ -26,6 +26,7 @@ state block, inside the benchmark's own answer prompt, and hashed into the manif
 
 from __future__ import annotations
 
+import abc
 import json
 import re
 from collections.abc import Sequence
@@ -82,7 +83,73 @@ def cell_text(key: str, value: str) -> str:
     return f"{one_line(key)}: {one_line(value)}"
 
 
-class StateArm(MemoryArm):
+class CellStateArm(MemoryArm):
+    """What the state arms share (this module's, and Appendix D's materialized state): a
+    `pmem.Memory` written by `write`, whose current cells are embedded as ``key: value`` (§3.4)
+    in order of first arrival; a read lists the question's cosine top-`k` cells, or every cell
+    (``k=None``), one line per cell under the tracked-state header; a snapshot is `save_state`'s
+    store, cell order, stats and vectors."""
+
+    def __init__(self, services: Services | None = None, k: int | None = 12) -> None:
+        super().__init__(services)
+        if k is not None and k < 1:
+            raise ValueError(f"arm.k must be >= 1 (or null for the full state), not {k}")
+        self.k = k
+        self.memory = Memory()
+        self.keys: list[str] = []  # one per index row: the current cells in order of first arrival
+        self.index: EmbeddingIndex | None = None
+        self.stats: dict[str, Any] = {}
+
+    @abc.abstractmethod
+    async def write(self, events: Sequence[Event]) -> None: ...
+
+    async def ingest(self, events: Sequence[Event]) -> None:
+        await self.write(events)
+        await self.build_index()
+
+    async def build_index(self) -> None:
+        """Embed every current cell as ``key: value`` (§3.4), in order of first arrival."""
+        cells = self.memory.frontier()
+        self.keys = [c.key for c in cells]
+        texts = [cell_text(c.key, c.value or "") for c in cells]
+        self.index = await EmbeddingIndex.build(self.services.embedder, texts)
+
+    async def selected_keys(self, question: Question) -> list[str]:
+        """Every current cell (the full-state read, ``k=None``) or the question's cosine top-k."""
+        assert self.index is not None, "read before ingest"
+        if self.k is None:
+            return list(self.keys)
+        hits = await self.index.query(self.services.embedder, question.text, self.k)
+        return [self.keys[i] for i, _ in hits]
+
+    def state_text(self, keys: Sequence[str]) -> str:
+        """The state block: the header, then one ``key: value`` line per cell."""
+        lines = [cell_text(key, self.memory.cell(key).value or "") for key in keys]
+        return "\n".join([STATE_HEADER, *lines])
+
+    # -- snapshots -----------------------------------------------------------------------------
+
+    def snapshot_meta(self) -> dict[str, Any]:
+        """What a snapshot keeps beside the store and the vectors (subclasses add theirs)."""
+        return {"keys": self.keys, "stats": self.stats}
+
+    def restore_meta(self, meta: dict[str, Any]) -> None:
+        self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
+
+    def save(self, directory: Path) -> bool:
+        save_state(directory, self.memory, self.snapshot_meta(), self.index)
+        return True
+
+    def load(self, directory: Path) -> bool:
+        loaded = load_state(directory)
+        if loaded is None:
+            return False
+        self.memory, meta, self.index = loaded
+        self.restore_meta(meta)
+        return len(self.index) == len(self.keys)
+
+
+class StateArm(CellStateArm):
     """P-Mem state arm with the LLM write path (extraction over B.4 chunks, soft identity)."""
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
@@ -103,7 +170,6 @@ class StateArm(MemoryArm):
         lookups: int = 0,
         lookup_k: int = 6,
     ) -> None:
-        super().__init__(services)
         if writer is not None and writer != self.writer_name:
             other = "OracleStateArm" if writer == "oracle" else "StateArm"
             raise ValueError(
@@ -111,8 +177,7 @@ class StateArm(MemoryArm):
                 f"(writer {self.writer_name!r}); choose one of {', '.join(WRITERS)}, "
                 f"with _target_ baselines.fact_arms.{other}"
             )
-        if k is not None and k < 1:
-            raise ValueError(f"arm.k must be >= 1 (or null for the full state), not {k}")
+        super().__init__(services, k)
         if lookups < 0 or lookup_k < 1:
             raise ValueError(
                 f"arm.lookups must be >= 0 and arm.lookup_k >= 1 ({lookups}, {lookup_k})"
@@ -121,19 +186,10 @@ class StateArm(MemoryArm):
             raise ValueError("arm.lookups needs a retrieval read (arm.k), not the full state")
         self.lookups = lookups
         self.lookup_k = lookup_k
-        self.k = k
         self.soft_identity = soft_identity
         self.chunk_size = chunk_size
-        self.memory = Memory()
-        self.keys: list[str] = []  # one per index row: the cells in order of first arrival
-        self.index: EmbeddingIndex | None = None
-        self.stats: dict[str, Any] = {}
 
     # -- write ---------------------------------------------------------------------------------
-
-    async def ingest(self, events: Sequence[Event]) -> None:
-        await self.write(events)
-        await self.build_index()
 
     async def write(self, events: Sequence[Event]) -> None:
         """B.4: the stream in 1,000-character line-aligned chunks, extracted, applied in order."""
@@ -157,28 +213,14 @@ class StateArm(MemoryArm):
             "decisions": dict(sorted(s.decisions.items())),
         }
 
-    async def build_index(self) -> None:
-        """Embed every current cell as ``key: value`` (§3.4), in order of first arrival."""
-        cells = self.memory.frontier()
-        self.keys = [c.key for c in cells]
-        texts = [cell_text(c.key, c.value or "") for c in cells]
-        self.index = await EmbeddingIndex.build(self.services.embedder, texts)
-
     # -- read ----------------------------------------------------------------------------------
 
     async def read(self, question: Question) -> Context:
-        assert self.index is not None, "read before ingest"
-        if self.k is None:  # B.4's full-state read
-            keys = list(self.keys)
-        else:
-            hits = await self.index.query(self.services.embedder, question.text, self.k)
-            keys = [self.keys[i] for i, _ in hits]
-        return self.render(keys)
+        return self.render(await self.selected_keys(question))  # k=None: B.4's full state
 
     def render(self, keys: Sequence[str], **meta: Any) -> Context:
-        lines = [cell_text(key, self.memory.cell(key).value or "") for key in keys]
         meta = {**self.stats, "cells": len(self.keys), "shown": len(keys), **meta}
-        return Context("\n".join([STATE_HEADER, *lines]), tuple(keys), meta)
+        return Context(self.state_text(keys), tuple(keys), meta)
 
     async def respond(self, question: Question, ask: Ask) -> tuple[Context, Any]:
         """B.4's iterative readout when `lookups` > 0, else the single read."""
@@ -199,20 +241,6 @@ class StateArm(MemoryArm):
             shown = set(keys)
             hits = await self.index.query(self.services.embedder, query, len(keys) + self.lookup_k)
             keys += [k for k in (self.keys[i] for i, _ in hits) if k not in shown][: self.lookup_k]
-
-    # -- snapshots -----------------------------------------------------------------------------
-
-    def save(self, directory: Path) -> bool:
-        save_state(directory, self.memory, {"keys": self.keys, "stats": self.stats}, self.index)
-        return True
-
-    def load(self, directory: Path) -> bool:
-        loaded = load_state(directory)
-        if loaded is None:
-            return False
-        self.memory, meta, self.index = loaded
-        self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
-        return len(self.index) == len(self.keys)
 
 
 class OracleStateArm(StateArm):

@@ -40,16 +40,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from baselines.base import Context, MemoryArm, Services
-from baselines.fact_arms import STATE_HEADER, cell_text, load_state, save_state
-from baselines.retrieval import EmbeddingIndex
+from baselines.base import Context, Services
+from baselines.fact_arms import STATE_HEADER, CellStateArm
 from benchmarks.types import Event, Question
-from pmem import Memory
 from pmem.graph import InvalidOperation
 from pmem.write import SAME_PROMPT, fact_items
 
@@ -236,7 +233,7 @@ class KeyCanonicalizer:
         return reply.text.strip().lower().startswith("same")
 
 
-class MaterializedStateArm(MemoryArm):
+class MaterializedStateArm(CellStateArm):
     """Appendix D's write-time materialized state over LongMemEval sessions (see module doc)."""
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
@@ -257,9 +254,7 @@ class MaterializedStateArm(MemoryArm):
         extract_max_tokens: int = SESSION_EXTRACT_MAX_TOKENS,
         concurrency: int = 8,
     ) -> None:
-        super().__init__(services)
-        if k is not None and k < 1:
-            raise ValueError(f"arm.k must be >= 1 (or null for the full state), not {k}")
+        super().__init__(services, k)
         if merge not in MERGE_MODES:
             raise ValueError(f"arm.merge must be one of {', '.join(MERGE_MODES)}, not {merge!r}")
         if not 0.0 < merge_low <= merge_high <= 1.0:
@@ -276,24 +271,15 @@ class MaterializedStateArm(MemoryArm):
             )
         if extract_max_tokens < 1 or concurrency < 1:
             raise ValueError("arm.extract_max_tokens and arm.concurrency must be >= 1")
-        self.k = k
         self.merge = merge
         self.merge_high = float(merge_high)
         self.merge_low = float(merge_low)
         self.status_ops = ops
         self.extract_max_tokens = extract_max_tokens
         self.concurrency = concurrency
-        self.memory = Memory()
-        self.keys: list[str] = []  # one per index row: current cells in order of first arrival
-        self.index: EmbeddingIndex | None = None
         self.aliases: dict[str, list[Any]] = {}  # candidate key -> [canonical key, cosine]
-        self.stats: dict[str, Any] = {}
 
     # -- write ---------------------------------------------------------------------------------
-
-    async def ingest(self, events: Sequence[Event]) -> None:
-        await self.write(events)
-        await self.build_index()
 
     async def extract(self, text: str, counts: dict[str, int]) -> list[StatusFact]:
         """One extraction call for one session (Appendix E: one call per session)."""
@@ -407,28 +393,14 @@ class MaterializedStateArm(MemoryArm):
         counts["withdrawn_applied"] += 1
         return decision
 
-    async def build_index(self) -> None:
-        """Embed every current cell as ``key: value`` (§3.4), in order of first arrival."""
-        cells = self.memory.frontier()
-        self.keys = [c.key for c in cells]
-        texts = [cell_text(c.key, c.value or "") for c in cells]
-        self.index = await EmbeddingIndex.build(self.services.embedder, texts)
-
     # -- read ----------------------------------------------------------------------------------
 
     async def read(self, question: Question) -> Context:
         """D: the state alone - every current cell (k=None) or the question's cosine top-k."""
-        assert self.index is not None, "read before ingest"
-        if self.k is None:
-            keys = list(self.keys)
-        else:
-            hits = await self.index.query(self.services.embedder, question.text, self.k)
-            keys = [self.keys[i] for i, _ in hits]
-        return self.render(keys)
+        return self.render(await self.selected_keys(question))
 
     def render(self, keys: Sequence[str]) -> Context:
-        lines = [cell_text(key, self.memory.cell(key).value or "") for key in keys]
-        text = "\n".join([STATE_HEADER, *lines])
+        text = self.state_text(keys)
         meta = {
             **self.stats,
             "read": "full" if self.k is None else f"top{self.k}",
@@ -439,16 +411,9 @@ class MaterializedStateArm(MemoryArm):
 
     # -- snapshots -----------------------------------------------------------------------------
 
-    def save(self, directory: Path) -> bool:
-        meta = {"keys": self.keys, "stats": self.stats, "aliases": self.aliases}
-        save_state(directory, self.memory, meta, self.index)
-        return True
+    def snapshot_meta(self) -> dict[str, Any]:
+        return {**super().snapshot_meta(), "aliases": self.aliases}
 
-    def load(self, directory: Path) -> bool:
-        loaded = load_state(directory)
-        if loaded is None:
-            return False
-        self.memory, meta, self.index = loaded
-        self.keys, self.stats = list(meta["keys"]), dict(meta["stats"])
+    def restore_meta(self, meta: dict[str, Any]) -> None:
+        super().restore_meta(meta)
         self.aliases = dict(meta.get("aliases", {}))
-        return len(self.index) == len(self.keys)
