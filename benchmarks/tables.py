@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks import paper
+from benchmarks.figures import figure
 
 BENCH_META = ("_target_", "name")
 
@@ -360,33 +361,25 @@ TABLES: dict[str, Callable[[pd.DataFrame, Path, Path], str]] = {
 
 def _plot_table7(df: pd.DataFrame, path: Path) -> None:
     """Grouped bars: accuracy per arm and source, ours (with 95% intervals) beside the paper's."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sources = sorted(df["source"].unique(), key=lambda s: (s.split("_")[0] != "sh", s))
     arms = sorted(df["arm"].unique())
-    fig, axes = plt.subplots(1, len(sources), figsize=(4.2 * len(sources), 4.2), squeeze=False)
-    for ax, source in zip(axes[0], sources, strict=True):
-        sub = df[df["source"] == source].set_index("arm")
-        xs = range(len(arms))
-        ours = [sub["substring.acc"].get(a, float("nan")) for a in arms]
-        lo = [o - sub["substring.lo"].get(a, o) for a, o in zip(arms, ours, strict=True)]
-        hi = [sub["substring.hi"].get(a, o) - o for a, o in zip(arms, ours, strict=True)]
-        ax.bar([x - 0.2 for x in xs], ours, 0.4, yerr=[lo, hi], capsize=2, label="ours")
-        ref = [paper.TABLE7_ACCURACY.get(a, {}).get(source, float("nan")) for a in arms]
-        ax.bar([x + 0.2 for x in xs], ref, 0.4, alpha=0.5, hatch="//", label="paper")
-        ax.set_xticks(list(xs), arms, rotation=60, ha="right", fontsize=7)
-        ax.set_ylim(0, 105)
-        ax.set_title(source)
-        ax.set_ylabel("accuracy (%)")
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle("Table 7: FactConsolidation (MemoryAgentBench substring rule)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    size = (4.2 * len(sources), 4.2)
+    with figure(path, ncols=len(sources), figsize=size, squeeze=False) as (fig, axes):
+        for ax, source in zip(axes[0], sources, strict=True):
+            sub = df[df["source"] == source].set_index("arm")
+            xs = range(len(arms))
+            ours = [sub["substring.acc"].get(a, float("nan")) for a in arms]
+            lo = [o - sub["substring.lo"].get(a, o) for a, o in zip(arms, ours, strict=True)]
+            hi = [sub["substring.hi"].get(a, o) - o for a, o in zip(arms, ours, strict=True)]
+            ax.bar([x - 0.2 for x in xs], ours, 0.4, yerr=[lo, hi], capsize=2, label="ours")
+            ref = [paper.TABLE7_ACCURACY.get(a, {}).get(source, float("nan")) for a in arms]
+            ax.bar([x + 0.2 for x in xs], ref, 0.4, alpha=0.5, hatch="//", label="paper")
+            ax.set_xticks(list(xs), arms, rotation=60, ha="right", fontsize=7)
+            ax.set_ylim(0, 105)
+            ax.set_title(source)
+            ax.set_ylabel("accuracy (%)")
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle("Table 7: FactConsolidation (MemoryAgentBench substring rule)")
 
 
 def _plot_by_parameter(
@@ -397,45 +390,41 @@ def _plot_by_parameter(
     path: Path,
     title: str,
 ) -> None:
-    import matplotlib
+    from matplotlib.ticker import ScalarFormatter  # matplotlib loads only when a table draws
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for i, (arm, g) in enumerate(df.sort_values(parameter).groupby("arm")):
-        color = f"C{i}"
-        ax.errorbar(
-            g[parameter],
-            g[f"{scorer}.acc"],
-            yerr=[g[f"{scorer}.acc"] - g[f"{scorer}.lo"], g[f"{scorer}.hi"] - g[f"{scorer}.acc"]],
-            marker="o",
-            color=color,
-            capsize=3,
-            label=f"{arm} (ours)",
-        )
-        if arm in reference:
-            xs = sorted(reference[arm])
-            ax.plot(
-                xs,
-                [reference[arm][x] for x in xs],
-                ls="--",
+    with figure(path, figsize=(6.5, 4)) as (_, ax):
+        for i, (arm, g) in enumerate(df.sort_values(parameter).groupby("arm")):
+            color = f"C{i}"
+            ax.errorbar(
+                g[parameter],
+                g[f"{scorer}.acc"],
+                yerr=[
+                    g[f"{scorer}.acc"] - g[f"{scorer}.lo"],
+                    g[f"{scorer}.hi"] - g[f"{scorer}.acc"],
+                ],
+                marker="o",
                 color=color,
-                alpha=0.6,
-                label=f"{arm} (paper)",
+                capsize=3,
+                label=f"{arm} (ours)",
             )
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted(df[parameter].unique()))
-    ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
-    ax.set_xlabel(parameter)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 105)
-    ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+            if arm in reference:
+                xs = sorted(reference[arm])
+                ax.plot(
+                    xs,
+                    [reference[arm][x] for x in xs],
+                    ls="--",
+                    color=color,
+                    alpha=0.6,
+                    label=f"{arm} (paper)",
+                )
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(df[parameter].unique()))
+        ax.get_xaxis().set_major_formatter(ScalarFormatter())
+        ax.set_xlabel(parameter)
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 105)
+        ax.set_title(title)
+        ax.legend(fontsize=7, ncol=2)
 
 
 # LongMemEval's tables (§4.1, B.1, C, D, E) live in their own module; registered here so one

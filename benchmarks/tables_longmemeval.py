@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import paper_longmemeval as paper
+from benchmarks.figures import figure
 from benchmarks.stats import binomial_ci, mcnemar_exact, paired_bootstrap_ci
 
 CLASS_ORDER = ("superseded", "aggregation", "single")
@@ -653,11 +654,6 @@ def _plot_stale(df: pd.DataFrame, out: Path, name: str) -> None:
     """Stale rate by arm with its 95% interval, ours; one figure per table."""
     if "rate.stale.stale" not in df or df["rate.stale.stale"].isna().all():
         return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     sub = df.dropna(subset=["rate.stale.stale"]).sort_values("arm_label")
     lo, hi = [], []
     for _, r in sub.iterrows():
@@ -665,80 +661,62 @@ def _plot_stale(df: pd.DataFrame, out: Path, name: str) -> None:
         low, high = binomial_ci(round(r["rate.stale.stale"] * n / 100), n)
         lo.append(r["rate.stale.stale"] - 100 * low)
         hi.append(100 * high - r["rate.stale.stale"])
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(sub) + 2), 4))
-    xs = range(len(sub))
-    ax.bar(xs, sub["rate.stale.stale"], yerr=[lo, hi], capsize=3, color="C3")
-    ax.set_xticks(list(xs), sub["arm_label"], rotation=40, ha="right", fontsize=7)
-    ax.set_ylabel("stale-answer rate (%)")
-    ax.set_ylim(0, 105)
-    ax.set_title(f"{name}: stale rate by arm (ours, 95% Wilson)")
-    fig.tight_layout()
     path = out / "figures" / f"{name}_stale_by_arm.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    with figure(path, figsize=(max(4.0, 0.9 * len(sub) + 2), 4)) as (_, ax):
+        xs = range(len(sub))
+        ax.bar(xs, sub["rate.stale.stale"], yerr=[lo, hi], capsize=3, color="C3")
+        ax.set_xticks(list(xs), sub["arm_label"], rotation=40, ha="right", fontsize=7)
+        ax.set_ylabel("stale-answer rate (%)")
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{name}: stale rate by arm (ours, 95% Wilson)")
 
 
 def _plot_tokens(df: pd.DataFrame, path: Path) -> None:
     """Accuracy against mean read tokens: each arm's budget sweep as a line, its unbudgeted
     read as a square, the paper's points hollow."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for i, (base, g) in enumerate(df.groupby("base")):
-        color = f"C{i}"
-        sweep = g[g["budget"].notna()].sort_values("mean_tokens")
-        if len(sweep):
-            ax.plot(sweep["mean_tokens"], sweep["judge.acc"], "o-", color=color, label=label(base))
-        whole = g[g["budget"].isna()]
-        if len(whole):
-            ax.plot(whole["mean_tokens"], whole["judge.acc"], "s", color=color, ms=8)
-        ref = paper.TABLE5.get(base)
-        if ref:
-            ax.plot(ref["tokens"], ref["accuracy"], "s", mfc="none", color=color, ms=9)
-        for budget, acc in paper.TABLE5_BUDGET.get(base, {}).items():
-            ax.plot(budget, acc, "o", mfc="none", color=color, ms=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("mean context tokens per query")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.set_title("Table 5: accuracy against read tokens (hollow: paper)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    with figure(path, figsize=(6.5, 4.2)) as (_, ax):
+        for i, (base, g) in enumerate(df.groupby("base")):
+            color = f"C{i}"
+            sweep = g[g["budget"].notna()].sort_values("mean_tokens")
+            if len(sweep):
+                ax.plot(
+                    sweep["mean_tokens"], sweep["judge.acc"], "o-", color=color, label=label(base)
+                )
+            whole = g[g["budget"].isna()]
+            if len(whole):
+                ax.plot(whole["mean_tokens"], whole["judge.acc"], "s", color=color, ms=8)
+            ref = paper.TABLE5.get(base)
+            if ref:
+                ax.plot(ref["tokens"], ref["accuracy"], "s", mfc="none", color=color, ms=9)
+            for budget, acc in paper.TABLE5_BUDGET.get(base, {}).items():
+                ax.plot(budget, acc, "o", mfc="none", color=color, ms=8)
+        ax.set_xscale("log")
+        ax.set_xlabel("mean context tokens per query")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title("Table 5: accuracy against read tokens (hollow: paper)")
+        ax.legend(fontsize=7)
 
 
 def _plot_growth(g: pd.DataFrame, path: Path) -> None:
     """Read tokens against haystack size, one line per arm; the paper's figures hollow."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for i, (arm, a) in enumerate(g.groupby("arm")):
-        color = f"C{i}"
-        ax.plot(a["haystack"], a["mean_tokens"], "o-", color=color, label=label(arm))
-        ref = paper.GROWTH.get(arm)
-        if ref and ref["shape"] == "flat":
-            ax.plot(paper.GROWTH_SESSIONS, [ref["tokens"]] * len(paper.GROWTH_SESSIONS), "o--",
-                    mfc="none", color=color, alpha=0.6)  # fmt: skip
-        elif ref:
-            ax.plot(paper.GROWTH_SESSIONS[-1], ref["tokens"], "o", mfc="none", color=color, ms=9)
-    ax.set_yscale("log")
-    ax.set_xlabel("sessions in the haystack")
-    ax.set_ylabel("mean read tokens per query")
-    ax.set_title("§4.1.1: read cost as the haystack grows (hollow: paper)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    with figure(path, figsize=(6.5, 4.2)) as (_, ax):
+        for i, (arm, a) in enumerate(g.groupby("arm")):
+            color = f"C{i}"
+            ax.plot(a["haystack"], a["mean_tokens"], "o-", color=color, label=label(arm))
+            ref = paper.GROWTH.get(arm)
+            if ref and ref["shape"] == "flat":
+                ax.plot(paper.GROWTH_SESSIONS, [ref["tokens"]] * len(paper.GROWTH_SESSIONS), "o--",
+                        mfc="none", color=color, alpha=0.6)  # fmt: skip
+            elif ref:
+                ax.plot(
+                    paper.GROWTH_SESSIONS[-1], ref["tokens"], "o", mfc="none", color=color, ms=9
+                )
+        ax.set_yscale("log")
+        ax.set_xlabel("sessions in the haystack")
+        ax.set_ylabel("mean read tokens per query")
+        ax.set_title("§4.1.1: read cost as the haystack grows (hollow: paper)")
+        ax.legend(fontsize=7)
 
 
 # -- CLI ----------------------------------------------------------------------------------------
