@@ -10,6 +10,7 @@ context differs (the paper's Eq. 1).
 from __future__ import annotations
 
 import abc
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,3 +109,23 @@ class MemoryArm(abc.ABC):
     def load(self, directory: Path) -> bool:
         """Restore a saved ingest; return False if there is nothing usable."""
         return False
+
+
+# -- snapshots of arms that keep the events themselves ------------------------------------------
+
+EVENTS_FILE = "events.json"
+
+
+def save_events(directory: Path, events: Sequence[Event]) -> None:
+    """The events an arm keeps (ids, texts, dates, meta) as its snapshot's events.json."""
+    rows = [{"id": e.id, "text": e.text, "at": e.at, "meta": e.meta} for e in events]
+    (directory / EVENTS_FILE).write_text(json.dumps(rows, ensure_ascii=False))
+
+
+def load_events(directory: Path) -> list[Event] | None:
+    """What `save_events` wrote, or None when the snapshot has no events."""
+    path = directory / EVENTS_FILE
+    if not path.exists():
+        return None
+    rows = json.loads(path.read_text())
+    return [Event(r["id"], r["text"], r.get("at"), r.get("meta") or {}) for r in rows]

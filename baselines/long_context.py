@@ -6,11 +6,10 @@ The paper's FactConsolidation long-context arm reads the most recent 56,000 char
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from baselines.base import Context, MemoryArm, Services
+from baselines.base import Context, MemoryArm, Services, load_events, save_events
 from benchmarks.types import Event, Question
 
 
@@ -39,13 +38,12 @@ class LongContextArm(MemoryArm):
         return Context(text, tuple(e.id for e in kept), {"dropped": len(self.events) - len(kept)})
 
     def save(self, directory: Path) -> bool:
-        rows = [{"id": e.id, "text": e.text, "at": e.at} for e in self.events]
-        (directory / "events.json").write_text(json.dumps(rows, ensure_ascii=False))
+        save_events(directory, self.events)
         return True
 
     def load(self, directory: Path) -> bool:
-        path = directory / "events.json"
-        if not path.exists():
+        events = load_events(directory)
+        if events is None:
             return False
-        self.events = [Event(r["id"], r["text"], r.get("at")) for r in json.loads(path.read_text())]
+        self.events = events
         return True

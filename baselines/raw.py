@@ -19,12 +19,11 @@ Retrieval coverage of the target chain is reported in `Context.meta` (B.2's cont
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from baselines.base import Context, MemoryArm, Services
+from baselines.base import Context, MemoryArm, Services, load_events, save_events
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.types import Event, Question
 
@@ -123,18 +122,16 @@ class RawArm(MemoryArm):
     # -- snapshots -----------------------------------------------------------------------------
 
     def save(self, directory: Path) -> bool:
-        rows = [{"id": e.id, "text": e.text, "at": e.at, "meta": e.meta} for e in self.events]
-        (directory / "events.json").write_text(json.dumps(rows, ensure_ascii=False))
+        save_events(directory, self.events)
         if self.index is not None:
             self.index.save(directory / "vectors.npy")
         return True
 
     def load(self, directory: Path) -> bool:
-        path = directory / "events.json"
-        if not path.exists():
+        events = load_events(directory)
+        if events is None:
             return False
-        rows = json.loads(path.read_text())
-        self.events = [Event(r["id"], r["text"], r.get("at"), r.get("meta") or {}) for r in rows]
+        self.events = events
         return self._load_index(directory)
 
     def _load_index(self, directory: Path) -> bool:

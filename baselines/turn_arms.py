@@ -45,11 +45,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from baselines.base import Context, MemoryArm, Services
+from baselines.base import Context, MemoryArm, Services, load_events, save_events
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.types import Event, Question
 
-EVENTS_FILE = "events.json"
 VECTORS_FILE = "vectors.npy"
 
 DATE_FORMATS = ("released", "day")
@@ -184,18 +183,16 @@ class TurnArm(MemoryArm):
     # -- snapshots (turn texts and vectors, as baselines/raw.py) ------------------------------
 
     def save(self, directory: Path) -> bool:
-        rows = [{"id": e.id, "text": e.text, "at": e.at, "meta": e.meta} for e in self.events]
-        (directory / EVENTS_FILE).write_text(json.dumps(rows, ensure_ascii=False))
+        save_events(directory, self.events)
         if self.index is not None:
             self.index.save(directory / VECTORS_FILE)
         return True
 
     def load(self, directory: Path) -> bool:
-        events, vectors = directory / EVENTS_FILE, directory / VECTORS_FILE
-        if not (events.exists() and vectors.exists()):
+        events, vectors = load_events(directory), directory / VECTORS_FILE
+        if events is None or not vectors.exists():
             return False
-        rows = json.loads(events.read_text())
-        self.events = [Event(r["id"], r["text"], r.get("at"), r.get("meta") or {}) for r in rows]
+        self.events = events
         self.index = EmbeddingIndex.load(vectors)
         return len(self.index) == len(self.events)
 
