@@ -427,6 +427,7 @@ def history_costs(run: Path) -> pd.DataFrame:
                 "writer_cached": writer.get("cache_hits", 0),
                 "write_tokens": writer.get("prompt_tokens", 0) + writer.get("completion_tokens", 0),
                 "embed_calls": embedder.get("calls", 0) + embedder.get("cache_hits", 0),
+                "embed_cached": embedder.get("cache_hits", 0),
                 "embed_tokens": embedder.get("prompt_tokens", 0),
                 "wall_s": data.get("wall_s", 0.0),
                 "store_bytes": store + (meta.stat().st_size if meta.exists() else 0),
@@ -577,29 +578,20 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
 # -- every arm on the shipped instance (local profile) ---------------------------------------
 
 
-def _ingest_totals(run: Path) -> dict[str, float]:
-    """Calls (paid + cached), tokens and wall time of a run's ingests, by role."""
-    totals: dict[str, float] = {}
-    for ingest in run.glob("snapshots/*/ingest.json"):
-        data = json.loads(ingest.read_text())
-        totals["wall_s"] = totals.get("wall_s", 0.0) + data.get("wall_s", 0.0)
-        for role, u in (data.get("usage") or {}).items():
-            for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
-                totals[f"{role}.{k}"] = totals.get(f"{role}.{k}", 0) + u.get(k, 0)
-    return totals
-
-
 def _first_record(path: Path) -> dict[str, Any]:
     """The one record of a one-question run's JSON-lines file."""
     return json.loads(next(line for line in path.read_text().splitlines() if line))
 
 
-def _calls(t: dict[str, float], role: str) -> str:
-    paid, cached = int(t.get(f"{role}.calls", 0)), int(t.get(f"{role}.cache_hits", 0))
-    if not paid + cached:
+def _calls(costs: pd.DataFrame, calls: str, cached: str, tokens: str) -> str:
+    """A role's ingest calls (paid and cached) and tokens over a run's histories."""
+    if costs.empty:  # no ingest record (nothing was ingested)
         return "–"
-    tokens = t.get(f"{role}.prompt_tokens", 0) + t.get(f"{role}.completion_tokens", 0)
-    return f"{paid} paid, {cached} cached" + (f", {tokens / 1000:,.1f}k tok" if tokens else "")
+    total, hits = int(costs[calls].sum()), int(costs[cached].sum())
+    if not total:
+        return "–"
+    used = costs[tokens].sum()
+    return f"{total - hits} paid, {hits} cached" + (f", {used / 1000:,.1f}k tok" if used else "")
 
 
 def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
@@ -611,7 +603,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         folder = runs / "longmemeval_local" / r["run"]
         p, sc = _first_record(folder / "predictions.jsonl"), _first_record(folder / "scores.jsonl")
         meta = p.get("context_meta") or {}
-        ingest = _ingest_totals(folder)
+        costs = history_costs(folder)
         routed = meta.get("pruned_read")
         # arm names, not the paper's labels: on this profile the "35B" router runs on the judge
         shrunk = r.get("sessions")
@@ -627,9 +619,9 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
             "pruned": "–"
             if routed is None
             else (f"{meta.get('pruned', 0)}" if routed else "gated off"),
-            "write path (chat)": _calls(ingest, "writer"),
-            "embedder": _calls(ingest, "embedder"),
-            "ingest wall": f"{ingest.get('wall_s', 0):,.0f} s" if ingest else "–",
+            "write path (chat)": _calls(costs, "writer_calls", "writer_cached", "write_tokens"),
+            "embedder": _calls(costs, "embed_calls", "embed_cached", "embed_tokens"),
+            "ingest wall": f"{costs['wall_s'].sum():,.0f} s" if len(costs) else "–",
         }
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.index.name = "arm"
