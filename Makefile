@@ -114,7 +114,7 @@ slurm-dry-run: setup
 reproduce-table6: setup-local
 	@for L in 1 2 4 8; do for arm in $(TABLE6_ARMS); do \
 	  $(BENCH) experiment=table6 arm=$$arm benchmark.L=$$L || exit 1; done; done
-	$(BIN)/python -m benchmarks.tables table6
+	$(BIN)/python -m benchmarks.reports.tables table6
 
 # The rewrite step (a model, through the cache) writes the kept two-step rewrites, then each arm
 # reads the same variant cases.
@@ -123,7 +123,7 @@ reproduce-table6-single: setup-local
 	$(BIN)/python scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) --out $(REWRITES)
 	@for arm in pmem_commit raw_topk raw_recon; do \
 	  $(BENCH) experiment=table6_single arm=$$arm benchmark.rewrites=$(abspath $(REWRITES)) || exit 1; done
-	$(BIN)/python -m benchmarks.tables table6_single
+	$(BIN)/python -m benchmarks.reports.tables table6_single
 
 reproduce-table8: setup-local
 	@for d in 0 32; do \
@@ -131,7 +131,7 @@ reproduce-table8: setup-local
 	    $(BENCH) experiment=table8 arm=$$arm benchmark.d=$$d 'arm.disclose=[alternatives,history]' \
 	      || exit 1; done; \
 	  $(BENCH) experiment=table8 arm=raw_topk benchmark.d=$$d || exit 1; done
-	$(BIN)/python -m benchmarks.tables table8
+	$(BIN)/python -m benchmarks.reports.tables table8
 
 # Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
 # per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
@@ -148,19 +148,19 @@ BENCH7 := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) $(WINDOW_$(PROFILE)) expe
 reproduce-table7: setup-local
 	@for src in $(SOURCES); do for arm in $(TABLE7_ARMS); do \
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.tables table7
+	$(BIN)/python -m benchmarks.reports.tables table7
 
 reproduce-table7-peers: setup-local setup-peers
 	@for src in $(SOURCES); do for arm in $(TABLE7_PEERS); do \
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.tables table7
+	$(BIN)/python -m benchmarks.reports.tables table7
 
 # Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
 # pmem_state_nosoft), against the template parse of the same stream.
 reproduce-appendix-f: setup-local
 	@for src in $(SOURCES); do for arm in pmem_state pmem_state_nosoft pmem_state_oracle; do \
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.write_audit
+	$(BIN)/python -m benchmarks.reports.write_audit
 
 # LongMemEval (Tables 3-5, 9-11; §4.1, B.1, C, D, E): LME=<folder with the official files>;
 # without LME the generated fixture runs (plumbing only). Cluster: slurm/README_longmemeval.md.
@@ -173,12 +173,12 @@ reproduce-growth: setup-local
 
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
-	$(BIN)/python -m benchmarks.tables conflict
+	$(BIN)/python -m benchmarks.reports.tables conflict
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
 	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth longmemeval_local; do \
-	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.tables $$t >/dev/null || true; done
+	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.reports.tables $$t >/dev/null || true; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

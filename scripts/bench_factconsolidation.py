@@ -28,9 +28,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from baselines.base import Services
-from baselines.fact_arms import OracleStateArm, oracle_key
+from baselines.pmem_arms.state import OracleStateArm, oracle_key
 from benchmarks.factconsolidation import FactConsolidation, gold_state
+from benchmarks.runner.arm import Services
 
 TARGET_S = 60.0  # Issue 5: ingest + 200 reads under 60 s on this machine
 

@@ -19,10 +19,10 @@ import statistics
 import sys
 import time
 
-from pmem.models.client import ChatModel, Endpoint, aclose_clients
-from pmem.models.scripted import ScriptedServer
-from pmem.models.server import ManagedServer, SubprocessServer
-from pmem.models.usage import UsageMeter
+from benchmarks.models.client import ChatModel, Endpoint, aclose_clients
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.server import ManagedServer, SubprocessServer
+from benchmarks.models.usage import UsageMeter
 
 
 def scripted_server(latency_s: float, in_process: bool) -> ManagedServer:
@@ -31,7 +31,7 @@ def scripted_server(latency_s: float, in_process: bool) -> ManagedServer:
     command = [
         sys.executable,
         "-m",
-        "pmem.models.scripted",
+        "benchmarks.models.scripted",
         "--port",
         "{port}",
         "--latency-s",

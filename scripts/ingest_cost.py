@@ -26,13 +26,14 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from baselines.base import Services, items_of
-from benchmarks.pipeline import arm_class, ingest_cost, metered_copy
-from benchmarks.runner import CONFIG_DIR, build
-from benchmarks.stack import ModelStack
-from benchmarks.types import Event
-from pmem.models.cache import ResponseCache
-from pmem.models.usage import UsageMeter
+from baselines.base import items_of
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.arm import Services
+from benchmarks.runner.cli import CONFIG_DIR, build
+from benchmarks.runner.pipeline import arm_class, ingest_cost, metered_copy
+from benchmarks.runner.stack import ModelStack
+from benchmarks.runner.types import Event
 
 
 def first_units(events: list[Event], chunk_size: int | None, n: int) -> list[Event]:

@@ -22,10 +22,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from benchmarks.alfworld_revision import REWRITE_PROMPT, VERIFY_PROMPT, generate, verifier_accepts
-from benchmarks.runner import CONFIG_DIR
-from benchmarks.stack import ModelStack
-from pmem.models.cache import ResponseCache
-from pmem.models.usage import UsageMeter
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.cli import CONFIG_DIR
+from benchmarks.runner.stack import ModelStack
 
 
 def first_update_line(text: str) -> str | None:

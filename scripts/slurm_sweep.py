@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 
-from benchmarks.runner import CONFIG_DIR, check_overrides
+from benchmarks.runner.cli import CONFIG_DIR, check_overrides
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = {"vllm": ["llm=vllm", "embedder=vllm", "judge=vllm"], "none": []}

@@ -2,7 +2,7 @@
 
 One callable answers the three prompts the arms and the benchmark send:
 - the patch prompt: a correct Revise object for the observation and the cell shown (the
-  template parser of `baselines.pmem_arms` fills it), or garbage when told to;
+  template parser of `baselines.pmem_arms.commit` fills it), or garbage when told to;
 - the reconstruction prompt: the destination of the last retrieved line about the object;
 - the answer prompt: the value of a ``[key] value`` cell (both candidates when it is
   contested, nothing when it is empty), else the destination of the last line about the object.
@@ -17,7 +17,7 @@ import re
 import threading
 from typing import Any
 
-from baselines.pmem_arms import oracle_patch
+from baselines.pmem_arms.commit import oracle_patch
 
 CELL = re.compile(
     r"^Cell: (?P<key>\S+) = (?P<value>.+?)(?P<contested> \(contested\))?"

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from baselines.base import MemoryArm, Services
-from baselines.pmem_arms import (
+from baselines.pmem_arms.commit import (
     REVISE_SCHEMA,
     OracleCommitArm,
     PatchCommitArm,
@@ -24,13 +23,14 @@ from baselines.pmem_arms import (
     parse_revise,
     revise_schema,
 )
-from baselines.raw import OracleOrderArm, RawArm, RawReconArm
+from baselines.reference.raw import OracleOrderArm, RawArm, RawReconArm
 from benchmarks import alfworld_revision as ar
-from benchmarks.alfworld_benchmark import AlfworldRevision
-from benchmarks.scorers import ConflictFlagged, LocationMatch
+from benchmarks.alfworld_revision.benchmark import AlfworldRevision
+from benchmarks.models.client import ChatModel, Embedder, Endpoint, run_sync
+from benchmarks.models.scripted import ScriptedServer, embed_text
+from benchmarks.runner.arm import MemoryArm, Services
+from benchmarks.scoring.scorers import ConflictFlagged, LocationMatch
 from pmem import Memory
-from pmem.models.client import ChatModel, Embedder, Endpoint, run_sync
-from pmem.models.scripted import ScriptedServer, embed_text
 from tests.alfworld_agent import Agent
 
 CASES = 6

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks import alfworld_revision as ar
-from benchmarks.types import Episode
+from benchmarks.runner.types import Episode
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ar.SAMPLE_GAME_DIR

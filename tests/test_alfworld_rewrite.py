@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 from benchmarks.alfworld_revision import generate, single_revision
-from benchmarks.stack import ModelStack
-from pmem.models.cache import ResponseCache
-from pmem.models.scripted import ScriptedServer
-from pmem.models.usage import UsageMeter
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.stack import ModelStack
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from rewrite_single_revision import rewrite_all

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pmem.models.scripted import ScriptedServer
+from benchmarks.models.scripted import ScriptedServer
 from tests.alfworld_agent import Agent
 
 CASES = 4
@@ -31,7 +31,7 @@ def bench(root: Path, server: ScriptedServer, *overrides: str) -> dict[str, Any]
     cmd = [
         sys.executable,
         "-m",
-        "benchmarks.runner",
+        "benchmarks.runner.cli",
         f"run.root={root}",
         "run.progress=false",
         "llm=openai",

@@ -7,10 +7,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from baselines.base import Services
-from baselines.chunks import GENERIC_KEY, ChunkArm
-from benchmarks.types import Event, Question
-from pmem.models.scripted import embed_text
+from baselines.reference.chunks import GENERIC_KEY, ChunkArm
+from benchmarks.models.scripted import embed_text
+from benchmarks.runner.arm import Services
+from benchmarks.runner.types import Event, Question
 
 
 class HashEmbedder:

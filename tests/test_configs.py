@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from benchmarks.runner import CONFIG_DIR, GROUPS, UsageError, check_overrides, choices
+from benchmarks.runner.cli import CONFIG_DIR, GROUPS, UsageError, check_overrides, choices
 
 
 def compose_with(overrides: list[str]):
@@ -53,7 +53,7 @@ def test_unknown_names_list_the_valid_ones(argv: list[str], message: str) -> Non
 
 def test_the_command_line_reports_an_unknown_arm_quickly() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.runner", "arm=mem1"],
+        [sys.executable, "-m", "benchmarks.runner.cli", "arm=mem1"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -65,7 +65,7 @@ def test_the_command_line_reports_an_unknown_arm_quickly() -> None:
 def test_a_writer_profile_serves_the_writer_role_alone() -> None:
     """Appendix D/F's writer-scale runs: writer=<profile> builds the stores with its own model
     while the llm profile stays the reader; by default the llm profile serves both."""
-    from benchmarks.stack import role_group
+    from benchmarks.runner.stack import role_group
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         plain = OmegaConf.to_container(compose(config_name="config"), resolve=True)

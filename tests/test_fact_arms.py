@@ -14,8 +14,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from baselines.base import Services
-from baselines.fact_arms import (
+from baselines.pmem_arms.state import (
     STATE_HEADER,
     OracleStateArm,
     StateArm,
@@ -23,13 +22,14 @@ from baselines.fact_arms import (
     oracle_key,
     parse_lookup,
 )
-from baselines.raw import RawArm
+from baselines.reference.raw import RawArm
 from benchmarks.factconsolidation import FactConsolidation, gold_state
-from benchmarks.runner import CONFIG_DIR
-from benchmarks.scorers import SubstringMatch
-from benchmarks.types import Event, Question
-from pmem.models.client import ChatModel, Endpoint
-from pmem.models.scripted import ScriptedServer, embed_text
+from benchmarks.models.client import ChatModel, Endpoint
+from benchmarks.models.scripted import ScriptedServer, embed_text
+from benchmarks.runner.arm import Services
+from benchmarks.runner.cli import CONFIG_DIR
+from benchmarks.runner.types import Event, Question
+from benchmarks.scoring.scorers import SubstringMatch
 
 
 class HashEmbedder:

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks import factconsolidation as fc
-from benchmarks.types import Question
+from benchmarks.runner.types import Question
 
 FACTS = {"6k": 455, "32k": 2310, "64k": 4580, "262k": 18332}
 KEYS = {"6k": 294, "32k": 1473, "64k": 2889, "262k": 11096}

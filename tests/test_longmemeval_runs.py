@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from baselines.materialized import EXTRACT_SESSION_PROMPT
-from benchmarks import tables_longmemeval
+from baselines.pmem_arms.materialized import EXTRACT_SESSION_PROMPT
 from benchmarks.longmemeval import DATA_FILE, fixture_instances
-from pmem.models import scripted
-from pmem.models.scripted import ScriptedServer, embed_text
+from benchmarks.models import scripted
+from benchmarks.models.scripted import ScriptedServer, embed_text
+from benchmarks.reports import longmemeval as tables_longmemeval
 
 CONCEPTS = {
     "home": {"boston", "denver", "moved", "move", "relocated", "city", "live", "flat"},
@@ -190,7 +190,7 @@ def _bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
     cmd = [
         sys.executable,
         "-m",
-        "benchmarks.runner",
+        "benchmarks.runner.cli",
         *overrides,
         f"run.root={root / 'runs'}",
         "run.progress=false",

@@ -21,21 +21,21 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from baselines.base import Services
-from baselines.fact_arms import STATE_HEADER
-from baselines.materialized import (
+from baselines.pmem_arms.materialized import (
     DEFAULT_STATUS_OPS,
     EXTRACT_SESSION_PROMPT,
     MaterializedStateArm,
     parse_status_facts,
     sessions_of,
 )
+from baselines.pmem_arms.state import STATE_HEADER
 from benchmarks.longmemeval import fixture_instances, parse_instance, to_episode
-from benchmarks.runner import CONFIG_DIR
-from benchmarks.types import Episode, Event, Question
+from benchmarks.models.client import ChatModel, Endpoint
+from benchmarks.models.scripted import ScriptedServer, embed_text
+from benchmarks.runner.arm import Services
+from benchmarks.runner.cli import CONFIG_DIR
+from benchmarks.runner.types import Episode, Event, Question
 from pmem.graph import REVOKED
-from pmem.models.client import ChatModel, Endpoint
-from pmem.models.scripted import ScriptedServer, embed_text
 
 EXTRACT_HEAD = EXTRACT_SESSION_PROMPT.split("{{", 1)[0]  # "Extract every fact ... list of "
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pmem.models.local import missing_local_requirements
+from benchmarks.models.local import missing_local_requirements
 from tests.test_runner import bench
 
 pytestmark = [

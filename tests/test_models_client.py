@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pmem.models.cache import ResponseCache, cache_key
-from pmem.models.client import (
+from benchmarks.models.cache import ResponseCache, cache_key
+from benchmarks.models.client import (
     ChatModel,
     Embedder,
     Endpoint,
@@ -24,8 +24,8 @@ from pmem.models.client import (
     TokenCount,
     run_sync,
 )
-from pmem.models.scripted import ScriptedServer
-from pmem.models.usage import UsageMeter
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.usage import UsageMeter
 
 RULES = [(r"capital of (\w+)", r"The capital of \1 is X."), (r"^json:", '```json\n{"ok": 1}\n```')]
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "integer"}}, "required": ["ok"]}
@@ -132,9 +132,9 @@ def test_a_reopened_cache_reproduces_the_result_exactly(
 
 _KILLED_RUN = """
 import os, signal, sys
-from pmem.models.cache import ResponseCache
-from pmem.models.client import ChatModel, Endpoint, run_sync
-from pmem.models.scripted import ScriptedServer
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.client import ChatModel, Endpoint, run_sync
+from benchmarks.models.scripted import ScriptedServer
 
 async def calls(model):
     for i in range(5):

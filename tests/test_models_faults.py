@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pmem.models.client import (
+from benchmarks.models.client import (
     ChatModel,
     Embedder,
     Endpoint,
@@ -18,9 +18,9 @@ from pmem.models.client import (
     ModelUnavailableError,
     run_sync,
 )
-from pmem.models.scripted import ScriptedServer
-from pmem.models.server import free_port
-from pmem.models.usage import UsageMeter
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.server import free_port
+from benchmarks.models.usage import UsageMeter
 
 FAST = {"backoff_s": 0.01, "backoff_max_s": 0.05}
 

@@ -7,14 +7,14 @@ from typing import ClassVar
 import httpx
 import pytest
 
-from baselines.base import Services
 from baselines.peers.base import PeerArm, PeerNotInstalled, items_of
 from baselines.peers.gateway import Gateway
-from benchmarks.types import Event
-from pmem.models.cache import ResponseCache
-from pmem.models.client import ChatModel, Embedder, Endpoint
-from pmem.models.scripted import ScriptedServer
-from pmem.models.usage import UsageMeter
+from benchmarks.models.cache import ResponseCache
+from benchmarks.models.client import ChatModel, Embedder, Endpoint
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.arm import Services
+from benchmarks.runner.types import Event
 
 
 def clients(url: str, cache: ResponseCache, meter: UsageMeter, model: str = "scripted"):

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from baselines.base import Services
 from baselines.peers.base import PEER_DIR
-from benchmarks.types import Event, Question
-from pmem.models.client import ChatModel, Embedder, Endpoint
-from pmem.models.scripted import ScriptedServer
+from benchmarks.models.client import ChatModel, Embedder, Endpoint
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.runner.arm import Services
+from benchmarks.runner.types import Event, Question
 
 pytestmark = pytest.mark.peers
 

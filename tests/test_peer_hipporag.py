@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from baselines.base import Services
 from baselines.peers.hipporag_arm import HippoRAGArm
-from benchmarks.types import Event, Question
-from pmem.models.client import ChatModel, Embedder, Endpoint
-from pmem.models.scripted import ScriptedServer, message_text
+from benchmarks.models.client import ChatModel, Embedder, Endpoint
+from benchmarks.models.scripted import ScriptedServer, message_text
+from benchmarks.runner.arm import Services
+from benchmarks.runner.types import Event, Question
 
 pytestmark = pytest.mark.peers
 

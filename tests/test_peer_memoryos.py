@@ -20,11 +20,11 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from baselines.base import Services
-from benchmarks.runner import CONFIG_DIR
-from benchmarks.types import Event, Question
-from pmem.models.client import ChatModel, Embedder, Endpoint
-from pmem.models.scripted import ScriptedServer
+from benchmarks.models.client import ChatModel, Embedder, Endpoint
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.runner.arm import Services
+from benchmarks.runner.cli import CONFIG_DIR
+from benchmarks.runner.types import Event, Question
 
 pytestmark = [
     pytest.mark.peers,

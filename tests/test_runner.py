@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pmem.models.scripted import ScriptedServer
-from pmem.models.server import free_port
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.server import free_port
 
 RULES = [
     (r"(?s)the (\w+) has been moved from the [\w ]+? to the (\w+)\..*Where is the \1 now\?", r"\2"),
@@ -26,7 +26,7 @@ def bench_command(root: Path, *overrides: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "benchmarks.runner",
+        "benchmarks.runner.cli",
         "experiment=smoke",
         f"run.root={root}",
         "run.progress=false",

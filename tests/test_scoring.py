@@ -1,4 +1,4 @@
-"""Tests for the MemoryAgentBench scoring port (benchmarks/scoring.py)."""
+"""Tests for the MemoryAgentBench scoring port (benchmarks/scoring/rules.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.scoring import (
+from benchmarks.scoring.rules import (
     exact_match,
     memoryagentbench_score,
     normalize_answer,

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pmem.models.scripted import ScriptedServer
-from pmem.models.server import ServerStartError, SubprocessServer, free_port, wait_healthy
+from benchmarks.models.scripted import ScriptedServer
+from benchmarks.models.server import ServerStartError, SubprocessServer, free_port, wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 RULES = [(r"capital of (\w+)", r"The capital of \1 is X."), (r"(?i)hello", "Hi there!")]
@@ -230,7 +230,7 @@ def _wait_dead(pid: int, timeout_s: float = 5.0) -> bool:
 
 
 def _scripted_command(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "pmem.models.scripted", "--port", "{port}", *extra]
+    return [sys.executable, "-m", "benchmarks.models.scripted", "--port", "{port}", *extra]
 
 
 def test_cli_server_with_a_rules_file(tmp_path: Path, http: httpx.Client) -> None:
@@ -265,8 +265,9 @@ def test_wait_healthy_times_out_naming_the_url() -> None:
 _CHILD = textwrap.dedent(
     """
     import sys, time
-    from pmem.models.server import SubprocessServer
-    server = SubprocessServer([sys.executable, "-m", "pmem.models.scripted", "--port", "{port}"])
+    from benchmarks.models.server import SubprocessServer
+    module = "benchmarks.models.scripted"
+    server = SubprocessServer([sys.executable, "-m", module, "--port", "{port}"])
     server.start()
     print(server.pid, flush=True)
     if sys.argv[1] == "hang":

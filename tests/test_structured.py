@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmem.models.structured import StructuredOutputError, parse_json
+from benchmarks.models.structured import StructuredOutputError, parse_json
 
 json_values = st.recursive(
     st.none()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.tables import TABLES, arm_key, collect, main
+from benchmarks.reports.tables import TABLES, arm_key, collect, main
 
 
 def fake_run(root: Path, name: str, arm: str, L: int, correct: int, n: int, started: str) -> None:

@@ -18,8 +18,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import instantiate
 
-from baselines.base import Services
-from baselines.turn_arms import (
+from baselines.pmem_arms.turns import (
     PRUNE_PROMPT,
     JudgeGatedTurnArm,
     PrunedTurnArm,
@@ -29,12 +28,13 @@ from baselines.turn_arms import (
     read_classes,
     says_yes,
 )
-from benchmarks.judge import ClassStore
 from benchmarks.longmemeval import fixture_instances, parse_file, to_episode
-from benchmarks.runner import CONFIG_DIR
-from benchmarks.types import Episode, Event, Question
-from pmem.models.client import ChatModel, Endpoint
-from pmem.models.scripted import ScriptedServer, embed_text
+from benchmarks.models.client import ChatModel, Endpoint
+from benchmarks.models.scripted import ScriptedServer, embed_text
+from benchmarks.runner.arm import Services
+from benchmarks.runner.cli import CONFIG_DIR
+from benchmarks.runner.types import Episode, Event, Question
+from benchmarks.scoring.judge import ClassStore
 
 # Concepts the fixture's evidence turns are about: a text's vector is mostly the sum of the
 # concepts its words name, plus a little of the word-hash vector to keep texts distinct.

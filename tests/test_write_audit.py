@@ -1,9 +1,9 @@
-"""Appendix F's write-path audit rule (benchmarks/write_audit.py)."""
+"""Appendix F's write-path audit rule (benchmarks/reports/write_audit.py)."""
 
 from __future__ import annotations
 
 from benchmarks.factconsolidation import KeyHistory
-from benchmarks.write_audit import audit_state
+from benchmarks.reports.write_audit import audit_state
 from tests.test_fact_arms import oracle_arm, sh6k  # noqa: F401 - fixtures
 
 

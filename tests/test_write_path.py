@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from benchmarks.models.client import ChatModel, Embedder, Endpoint
+from benchmarks.models.scripted import ScriptedServer
 from pmem import Memory
-from pmem.models.client import ChatModel, Embedder, Endpoint
-from pmem.models.scripted import ScriptedServer
 from pmem.write import WritePath, normalize_key, parse_facts
 
 

@@ -31,9 +31,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
 
-from baselines.base import Context, Item, MemoryArm, Services, items_of
+from baselines.base import Item, items_of
 from baselines.peers.gateway import Gateway
-from benchmarks.types import Event
+from benchmarks.runner.arm import Context, MemoryArm, Services
+from benchmarks.runner.types import Event
 
 __all__ = ["Item", "PeerArm", "PeerEndpoints", "PeerNotInstalled", "items_of", "require"]
 

@@ -5,7 +5,7 @@ their own clients. Handing them the profile's URLs directly would leave their ca
 harness: not metered (so no per-arm ingest cost, which the paper reports for Graphiti), not
 cached (so a rerun re-pays every extraction), and retried by whatever each package does. The
 gateway closes that gap: each arm gets a `127.0.0.1` URL whose chat and embedding requests are
-forwarded, body unchanged, through the harness's own request machinery (`pmem.models.client`:
+forwarded, body unchanged, through the harness's own request machinery (`benchmarks.models.client`:
 pooled, retried with backoff on 429/5xx/timeouts, errors named), cached per request body in the
 run's response cache and counted in the run's usage meter under the writer's and embedder's
 roles. A configuration error upstream (unknown model, bad schema) reaches the package as the
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from pmem.models.cache import cache_key
-from pmem.models.client import ChatModel, Embedder, ModelConfigError, ModelError, _ModelClient
-from pmem.models.server import LOOPBACK
+from benchmarks.models.cache import cache_key
+from benchmarks.models.client import ChatModel, Embedder, ModelConfigError, ModelError, _ModelClient
+from benchmarks.models.server import LOOPBACK
 
 #: the paths forwarded, and which upstream serves each
 ROUTES = {"/v1/chat/completions": "chat", "/v1/embeddings": "embeddings"}

@@ -33,8 +33,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import Services
 from baselines.peers.base import PeerArm, PeerEndpoints
+from benchmarks.runner.arm import Services
 
 if TYPE_CHECKING:
     from graphiti_core import Graphiti

@@ -50,8 +50,8 @@ from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar
 
-from baselines.base import Services
 from baselines.peers.base import Item, PeerArm, PeerEndpoints
+from benchmarks.runner.arm import Services
 
 SAVE_DIR = "hipporag"  # the package's save_dir, inside the arm's workdir
 

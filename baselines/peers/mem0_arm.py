@@ -47,8 +47,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from baselines.base import Services
 from baselines.peers.base import Item, PeerArm, PeerEndpoints
+from benchmarks.runner.arm import Services
 
 USER_ID = "pmem"  # every arm has its own store, so one Mem0 user per arm is enough
 COLLECTION = "mem0"

@@ -73,8 +73,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from baselines.base import Context, Services
 from baselines.peers.base import Item, PeerArm, PeerEndpoints
+from benchmarks.runner.arm import Context, Services
 
 log = logging.getLogger("memoryos")
 

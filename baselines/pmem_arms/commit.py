@@ -1,0 +1,549 @@
+"""The write-time commit arms of Table 6, Table 8 and the conflict probe (paper §3.3, §4.2).
+
+Commit consumes events one at a time in arrival order, routes each to its object's cell by key
+(``{object}.location``), turns it into one Revise-shaped patch (op, key, old_value, new_value,
+status, supersedes) and applies it through the deterministic patch controller; the query reads
+the resulting one-line cell ``[key] value`` (Appendix B.2). What varies, and where:
+
+* the **writer** (a class, since it decides which models the runner starts):
+  `PatchCommitArm` makes one patch-prediction call per event (the writer model, temperature 0,
+  json_schema-constrained; §3.3, A.2) and `OracleCommitArm` parses the generator's templates
+  instead - a *template-oracle* writer, an upper bound on annotation, never P-Mem's own number;
+* **retention** (an option): `retention=True` writes to `pmem.Memory` (superseded values kept,
+  a retraction rolls back along the supersedes chain); `retention=False` is Table 8's CRUD
+  ablation, `CrudStore`: the same patches, lowered by the same controller, but an update
+  overwrites and a retraction deletes the cell, and a contest is last-write-wins;
+* **routing** (an option): `route="target"` feeds the target chain only, as Table 6 does
+  (B.2); `route="pool"` ingests every event of the pool, each routed to its own object's cell.
+
+The contest path of §4.2.3 is this same arm on the conflict probe: the writer chooses the
+typed operation (contest for a second report with no cue, resolve for the settling check), as
+P-Mem's annotator does for every observation (§3.3); there is no separate contest-only arm.
+
+What the reader sees: the one-line cell. `disclose` (default ``["alternatives"]``) is §3.4's
+disclosure: alternatives only ever print on a contested cell, so the chains read stays one
+``[key] value`` line (~30 characters, B.2) while a contested cell shows both candidates.
+``history`` is off by default; Table 8's commands turn it on for the commit arms (the paper's
+retraction probe "discloses history").
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from benchmarks import alfworld_revision as ar
+from benchmarks.runner.arm import Context, MemoryArm, Services
+from benchmarks.runner.types import Event, Question
+from pmem import InvalidOperation, Memory, Patch
+from pmem.graph import CONTESTED, EMPTY
+from pmem.patch import PATCH_OPS, REVISE_STATUS, decide
+from pmem.render import check_disclose, one_line, render_cell
+
+TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
+ROUTES = ("target", "pool")
+STORE_FILE = "store.sqlite"
+CRUD_FILE = "crud.json"
+WRITER_FILE = "writer.json"
+
+# ---------------------------------------------------------------------------------------------
+# The patch-prediction call (§3.3 "Patch interface", A.2)
+# ---------------------------------------------------------------------------------------------
+
+_NULLABLE = {"type": ["string", "null"]}
+REVISE_STATUSES = ("superseded", "contested", "revoked")
+
+
+def revise_schema(resolvable: bool) -> dict[str, Any]:
+    """The Revise object's json_schema. `resolve` is offered only for a contested cell: the
+    controller would refuse it anywhere else (§3.3: "resolve [needs] a contested cell"), so the
+    constrained decoder is not allowed to spend the call on it."""
+    ops = ["revise", "resolve", "noop"] if resolvable else ["revise", "noop"]
+    return {
+        "type": "object",
+        "properties": {
+            "op": {"type": "string", "enum": ops},
+            "key": {"type": "string"},
+            "old_value": _NULLABLE,
+            "new_value": _NULLABLE,
+            "status": {"enum": [*REVISE_STATUSES, None]},
+            "supersedes": _NULLABLE,
+        },
+        "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
+        "additionalProperties": False,
+    }
+
+
+REVISE_SCHEMA = revise_schema(resolvable=True)
+PATCH_MAX_TOKENS = 160
+
+# The instructions and examples come first and the cell and observation last, so a server that
+# caches prompt prefixes (llama.cpp, vLLM) re-reads only the last lines on every call. The
+# examples use another object and other wording than the benchmark's templates, so the call
+# has to read the observation, not match it.
+PATCH_PROMPT = """\
+You maintain an agent's memory of where household objects are: one cell per object, holding \
+its current location. A new observation arrives; decide how it changes the object's cell and \
+reply with one JSON object with these fields:
+- "op": "revise" to write to the cell; "resolve" only when the cell is marked (contested) and \
+the observation confirms one of its values; "noop" when the observation changes nothing.
+- "key": the cell's key, as shown before " = ".
+- "old_value": the cell's current value exactly as shown, or null if the cell is (empty).
+- "new_value": the location the observation gives for the object, copied exactly (for example \
+"cabinet 3"), or null if it gives none.
+- "status": what the observation means for the old value:
+  "superseded" if the observation says the object was moved, or the cell is (empty);
+  "contested" if it only states that the object is somewhere else, without saying it was \
+moved: two reports disagree and nothing says which one is right;
+  "revoked" if it says the current value was reported in error without giving a new location \
+(then new_value is null);
+  null with "resolve" or "noop".
+- "supersedes": the same as old_value.
+
+Examples (another object):
+
+Cell: mug.location = (empty)
+Observation: The mug was seen on shelf 2.
+{{"op": "revise", "key": "mug.location", "old_value": null, "new_value": "shelf 2", \
+"status": "superseded", "supersedes": null}}
+
+Cell: mug.location = shelf 2
+Observation: Someone carried the mug from shelf 2 to sinkbasin 1.
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
+"status": "superseded", "supersedes": "shelf 2"}}
+
+Cell: mug.location = desk 1
+Observation: The message that the mug went to desk 1 was a mistake.
+{{"op": "revise", "key": "mug.location", "old_value": "desk 1", "new_value": null, \
+"status": "revoked", "supersedes": "desk 1"}}
+
+Cell: mug.location = shelf 2 (contested) | alternatives: desk 1
+Observation: Confirmed: the mug is on desk 1.
+{{"op": "resolve", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
+"status": null, "supersedes": "shelf 2"}}
+
+Cell: mug.location = shelf 2
+Observation: A second report says the mug is on desk 1.
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
+"status": "contested", "supersedes": "shelf 2"}}
+
+Rule: when the cell already holds a location and the observation gives another one without \
+saying that the object was moved, the status is "contested", not "superseded".
+
+Now the real one. Reply with the JSON object only.
+
+Cell: {cell}
+Observation: {observation}
+"""
+
+
+class AnnotationError(ValueError):
+    """An annotation that cannot be applied; the write path turns it into a noop (§3.3)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def normalize_key(key: Any) -> str | None:
+    """A.2: keys in lower-case underscore form."""
+    if not isinstance(key, str) or not key.strip():
+        return None
+    return re.sub(r"\s+", "_", key.strip().lower())
+
+
+def _clean_value(value: Any) -> str | None:
+    """A value as the controller wants it: stripped, unquoted, no trailing full stop; empty or
+    a spelled-out null is no value."""
+    if value is None:
+        return None
+    text = " ".join(str(value).split()).strip("\"'").rstrip(".").strip()
+    return None if text.lower() in ("", "null", "none") else text
+
+
+def _enum(value: Any) -> str | None:
+    text = _clean_value(value)
+    return text.lower() if text is not None else None
+
+
+def parse_revise(obj: Any, key: str) -> tuple[Patch, bool]:
+    """A.2's deterministic post-processing of one Revise object: validate the enumerated
+    fields, clean the values, and route to `key` (the object's cell). Returns the patch and
+    whether the model named another key (counted; routing is by object, B.2)."""
+    if not isinstance(obj, dict):
+        raise AnnotationError("invalid", f"expected a JSON object, got {type(obj).__name__}")
+    op = _enum(obj.get("op"))
+    if op not in PATCH_OPS:
+        raise AnnotationError("invalid", f"op {obj.get('op')!r}")
+    status = _enum(obj.get("status"))
+    if status not in REVISE_STATUS:
+        raise AnnotationError("invalid", f"status {obj.get('status')!r}")
+    named = normalize_key(obj.get("key"))
+    patch = Patch(
+        op=op,
+        key=key,
+        old_value=_clean_value(obj.get("old_value")),
+        new_value=_clean_value(obj.get("new_value")),
+        status=status,
+        supersedes=_clean_value(obj.get("supersedes")),
+    )
+    return patch, named is not None and named != key
+
+
+# ---------------------------------------------------------------------------------------------
+# The template-oracle writer: the generator's templates, parsed
+# ---------------------------------------------------------------------------------------------
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    """A generator template ("Update: {obj} has been moved from {a} to {b}.") as a regex with
+    one named group per field."""
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if field:
+            parts.append(f"(?P<{field}>.+?)")
+    return re.compile("".join(parts))
+
+
+TEMPLATES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, template_regex(t))
+    for kind, t in (
+        ("stale_record", ar.STALE_TEMPLATE),
+        ("update", ar.UPDATE_TEMPLATE),
+        ("erroneous_update", ar.ERRONEOUS_UPDATE_TEMPLATE),
+        ("retraction", ar.RETRACTION_TEMPLATE),
+        ("report", ar.REPORT_TEMPLATE),
+        ("settle", ar.SETTLE_TEMPLATE),
+    )
+)
+
+
+def oracle_patch(text: str, key: str, head: str | None, status: str) -> Patch:
+    """The patch a perfect annotator would emit for a templated event, given the cell's head
+    and status: stale record -> create, update -> revise (superseded), retraction -> revoke,
+    a second report that disagrees -> contest, the settling check -> resolve."""
+    for kind, pattern in TEMPLATES:
+        m = pattern.fullmatch(text.strip())
+        if m is None:
+            continue
+        g = m.groupdict()
+        if kind in ("stale_record", "update", "erroneous_update"):
+            new = g.get("loc") or g["b"]
+            return Patch("revise", key, g.get("a"), new, "superseded", g.get("a"))
+        if kind == "retraction":
+            return Patch("revise", key, g["v2"], None, "revoked", g["v2"])
+        loc = g["loc"]
+        if kind == "settle" and status == CONTESTED:
+            return Patch("resolve", key, head, loc, None, head)
+        if head is None:
+            return Patch("revise", key, None, loc, "superseded")
+        if loc == head:
+            return Patch("noop", key)
+        return Patch("revise", key, head, loc, "contested" if kind == "report" else "superseded")
+    raise AnnotationError("unparsed", f"no template matches {text!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Stores: retention (pmem.Memory) and the CRUD ablation
+# ---------------------------------------------------------------------------------------------
+
+
+def cell_line(key: str, rendered: str) -> str:
+    """B.2's read, ``[key] value``, from a `key = value ...` rendering (§3.4)."""
+    return f"[{key}] {rendered.removeprefix(f'{one_line(key)} = ')}"
+
+
+class RetentionStore:
+    """P-Mem: every event is evidence, every patch goes through `Memory.apply`; nothing is
+    deleted, so a retraction reopens the retained predecessor (§3.3 rollback)."""
+
+    retention = True
+
+    def __init__(self) -> None:
+        self.memory = Memory()
+
+    def observe(self, text: str) -> str:
+        return self.memory.observe(text, source="alfworld-revision")
+
+    def apply(self, key: str, patch: Patch, evidence: str | None) -> str:
+        return self.memory.apply(replace(patch, evidence=evidence)).decision
+
+    def noop(self, key: str, evidence: str | None) -> None:
+        """The paper's noop: a supported-by edge on the head, if there is one."""
+        if self.memory.cell(key).head is not None:
+            self.memory.support(key, evidence=evidence)
+
+    def head(self, key: str) -> tuple[str | None, str]:
+        cell = self.memory.cell(key)
+        return cell.value, cell.status
+
+    def describe(self, key: str) -> str:
+        return self.memory.render(key, disclose=("alternatives",))
+
+    def line(self, key: str, disclose: frozenset[str]) -> str:
+        return cell_line(key, render_cell(self.memory.cell(key), disclose))
+
+    def retained(self, key: str) -> list[str]:
+        return list(dict.fromkeys(v.value for v in self.memory.versions(key)))
+
+    def save(self, directory: Path) -> None:
+        path = directory / STORE_FILE
+        for stale in directory.glob(f"{STORE_FILE}*"):
+            stale.unlink()  # a half-written earlier save
+        with Memory(path) as disk:
+            copy_log(self.memory, disk)
+
+    def load(self, directory: Path) -> bool:
+        path = directory / STORE_FILE
+        if not path.exists():
+            return False
+        with Memory(path) as disk:
+            self.memory = Memory()
+            copy_log(disk, self.memory)
+        return True
+
+
+class CrudStore:
+    """Retention off (Table 8's CRUD ablation): one value per key and nothing behind it.
+
+    Patches are classified by the same controller (`pmem.patch.decide`); an accept, reject,
+    contest or resolve overwrites (a contest is last-write-wins: no conflict is represented),
+    a revoke or a value-less reject deletes the cell, a support changes nothing."""
+
+    retention = False
+
+    def __init__(self) -> None:
+        self.cells: dict[str, str] = {}
+
+    def observe(self, text: str) -> None:
+        return None
+
+    def apply(self, key: str, patch: Patch, evidence: str | None) -> str:
+        head = self.cells.get(key)
+        d = decide(patch, None, head, hard_commit=False)
+        if d.op != "accept" and head is None:
+            raise InvalidOperation(key, f"{d.op} needs a current value, but the cell is empty")
+        if d.op in ("revoke", "reject") and d.value is None:
+            del self.cells[key]
+        elif d.value is not None:
+            self.cells[key] = d.value
+        return d.decision
+
+    def noop(self, key: str, evidence: str | None) -> None:
+        return None
+
+    def head(self, key: str) -> tuple[str | None, str]:
+        value = self.cells.get(key)
+        return value, EMPTY if value is None else "active"
+
+    def describe(self, key: str) -> str:
+        return f"{one_line(key)} = {one_line(self.cells.get(key) or '(empty)')}"
+
+    def line(self, key: str, disclose: frozenset[str]) -> str:
+        return cell_line(key, self.describe(key))
+
+    def retained(self, key: str) -> list[str]:
+        return [self.cells[key]] if key in self.cells else []
+
+    def save(self, directory: Path) -> None:
+        (directory / CRUD_FILE).write_text(json.dumps(self.cells, ensure_ascii=False))
+
+    def load(self, directory: Path) -> bool:
+        path = directory / CRUD_FILE
+        if not path.exists():
+            return False
+        self.cells = json.loads(path.read_text())
+        return True
+
+
+def copy_log(src: Memory, dst: Memory) -> None:
+    """Replay `src`'s operation log into an empty `dst` through the public operations, with
+    the recorded times: same log order, so the same node ids and the same derived state."""
+    if dst.entries():
+        raise ValueError(f"copy_log: the destination {dst.path or 'memory'} is not empty")
+    with dst.batch():
+        for e in src.entries():
+            b = e.body
+            ev = b.get("evidence") or None
+            if e.op == "observe":
+                dst.observe(b["text"], source=b.get("source", "user"), at=e.at)
+            elif e.op in ("accept", "contest", "reject"):
+                value = b.get("value")
+                if e.op == "reject" and value is None:
+                    dst.reject(e.key, evidence=ev, at=e.at)
+                else:
+                    getattr(dst, e.op)(
+                        e.key, value, evidence=ev, valid_from=b.get("valid_from"), at=e.at
+                    )
+            elif e.op == "resolve":
+                dst.resolve(e.key, b["value"], evidence=ev, at=e.at)
+            elif e.op in ("revoke", "support"):
+                getattr(dst, e.op)(e.key, evidence=ev, at=e.at)
+            else:
+                raise ValueError(f"copy_log: log entry {e.seq} has op {e.op!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The arms
+# ---------------------------------------------------------------------------------------------
+
+
+def event_key(event: Event) -> str:
+    """Routing by key (B.2): the cell of the object the event is about."""
+    obj = event.meta.get("object")
+    if not obj:
+        raise ValueError(f"event {event.id}: no 'object' in its meta to route it by")
+    return ar.KEY_TEMPLATE.format(obj=obj)
+
+
+_QUESTION = template_regex(ar.QUESTION_TEMPLATE)
+
+
+def question_key(question: Question) -> str:
+    """The cell a question reads: the benchmark's key, else the object named by the question."""
+    key = question.meta.get("key")
+    if key:
+        return str(key)
+    m = _QUESTION.fullmatch(question.text.strip())
+    if m is None:
+        raise ValueError(f"question {question.id}: cannot tell which object it asks about")
+    return ar.KEY_TEMPLATE.format(obj=m["obj"])
+
+
+class CommitArm(MemoryArm):
+    """Write-time commit: one patch per event in arrival order, routed by key; read one cell.
+
+    Subclasses supply the writer (`annotate`). A failing annotation - no JSON, an invalid
+    field, or a patch the controller refuses (stale old_value, resolve on a cell that is not
+    contested) - falls back to noop and is counted by reason, as in §3.3 / A.2."""
+
+    writer_name: ClassVar[str] = "?"
+
+    def __init__(
+        self,
+        services: Services | None = None,
+        route: str = "target",
+        retention: bool = True,
+        disclose: Sequence[str] = ("alternatives",),
+    ) -> None:
+        super().__init__(services)
+        if route not in ROUTES:
+            raise ValueError(f"arm.route={route!r}; choose one of {', '.join(ROUTES)}")
+        self.route = route
+        self.disclose = check_disclose(disclose)
+        self.store: RetentionStore | CrudStore = RetentionStore() if retention else CrudStore()
+        self.decisions: Counter[str] = Counter()
+        self.fallbacks: Counter[str] = Counter()
+        self.key_mismatches = 0
+
+    @abc.abstractmethod
+    async def annotate(self, event: Event, key: str) -> Patch:
+        """The patch for one event (raise `AnnotationError` when there is none)."""
+
+    async def ingest(self, events: Sequence[Event]) -> None:
+        for event in events:  # arrival order: the direction of supersession is fixed here
+            if self.route == "target" and event.meta.get("chain") != TARGET_CHAIN:
+                continue
+            key = event_key(event)
+            evidence = self.store.observe(event.text)
+            try:
+                patch = await self.annotate(event, key)
+                if patch.op == "noop":
+                    self.store.noop(key, evidence)
+                    self.decisions["noop"] += 1
+                    continue
+                self.decisions[self.store.apply(key, patch, evidence)] += 1
+            except (AnnotationError, InvalidOperation) as err:
+                reason = err.reason if isinstance(err, AnnotationError) else "refused"
+                self.store.noop(key, evidence)
+                self.fallbacks[reason] += 1
+
+    async def read(self, question: Question) -> Context:
+        key = question_key(question)
+        _, status = self.store.head(key)
+        meta = {
+            "writer": self.writer_name,
+            "retention": self.store.retention,
+            "route": self.route,
+            "cell_status": status,
+            "retained_values": self.store.retained(key),
+            "events_written": sum(self.decisions.values()) + sum(self.fallbacks.values()),
+            "decisions": dict(sorted(self.decisions.items())),
+            "noop_fallbacks": sum(self.fallbacks.values()),
+            "fallback_reasons": dict(sorted(self.fallbacks.items())),
+            "key_mismatches": self.key_mismatches,
+        }
+        return Context(self.store.line(key, self.disclose), (key,), meta)
+
+    def save(self, directory: Path) -> bool:
+        self.store.save(directory)
+        stats = {
+            "decisions": self.decisions,
+            "fallbacks": self.fallbacks,
+            "key_mismatches": self.key_mismatches,
+        }
+        (directory / WRITER_FILE).write_text(json.dumps(stats, sort_keys=True))
+        return True
+
+    def load(self, directory: Path) -> bool:
+        path = directory / WRITER_FILE
+        if not path.exists() or not self.store.load(directory):
+            return False
+        stats = json.loads(path.read_text())
+        self.decisions = Counter(stats["decisions"])
+        self.fallbacks = Counter(stats["fallbacks"])
+        self.key_mismatches = int(stats["key_mismatches"])
+        return True
+
+
+class PatchCommitArm(CommitArm):
+    """P-Mem commit: one patch-prediction call per event (the writer model at temperature 0,
+    json_schema-constrained Revise object), shown the cell's current state so it can name the
+    value it replaces (§3.3, A.2, B.2)."""
+
+    needs: ClassVar[tuple[str, ...]] = ("writer",)
+    prompts: ClassVar[dict[str, str]] = {
+        "patch": PATCH_PROMPT,
+        "patch_schema": json.dumps(REVISE_SCHEMA, sort_keys=True),
+        "patch_schema_uncontested": json.dumps(revise_schema(False), sort_keys=True),
+    }
+    writer_name = "llm"
+
+    async def annotate(self, event: Event, key: str) -> Patch:
+        writer = self.services.writer
+        if writer is None:
+            raise ValueError("this commit arm needs a writer model (the llm profile)")
+        prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text)
+        _, status = self.store.head(key)
+        result = await writer.complete(
+            [{"role": "user", "content": prompt}],
+            schema=revise_schema(resolvable=status == CONTESTED),
+            schema_name="revise",
+            max_tokens=PATCH_MAX_TOKENS,
+            temperature=0.0,
+        )
+        if result.parsed is None:
+            raise AnnotationError("unparsed", result.parse_error or "")
+        patch, mismatch = parse_revise(result.parsed, key)
+        self.key_mismatches += mismatch
+        return patch
+
+
+class OracleCommitArm(CommitArm):
+    """Template-oracle commit: a deterministic parser of the generator's templates stands in
+    for the patch call (no model). It measures the store and the read, not annotation; an
+    event no template matches (e.g. a single-revision rewrite) falls back to noop."""
+
+    writer_name = "template-oracle"
+
+    async def annotate(self, event: Event, key: str) -> Patch:
+        head, status = self.store.head(key)
+        return oracle_patch(event.text, key, head, status)

@@ -1,0 +1,2 @@
+"""Reports: tables per benchmark beside the paper's numbers, figures, and the write-path audit,
+built from run folders without a model."""

@@ -1,0 +1,80 @@
+"""The one interface every memory arm implements, P-Mem's and the baselines' alike.
+
+An arm is built per episode with the services it may use (its writer and embedder models), sees
+the episode's events once in arrival order (`ingest`), may save and restore what it built
+(`save` / `load`, so reruns never re-pay ingestion), and turns a question into the context the
+shared reader answers from (`read`). Same reader, prompts and budget for every arm: only the
+context differs (the paper's Eq. 1).
+
+It lives in the runner because the runner is what calls it: arms (`baselines/`) depend on the
+harness, never the reverse.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from benchmarks.runner.types import Event, Question
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    text: str
+    ids: tuple[str, ...] = ()  # which stored items were read (events, cells, chunks)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+#: the benchmark's answer prompt around a context, sent to the shared reader: context -> reply
+Ask = Callable[[str], Awaitable[Any]]
+
+
+@dataclass(slots=True)
+class Services:
+    """Model clients an arm may call; None when the profile has no such model."""
+
+    writer: Any = None  # benchmarks.models.ChatModel
+    embedder: Any = None  # benchmarks.models.client.Embedder
+    judge: Any = None  # a larger chat model some read paths consult (Table 9's 35B router)
+
+
+class MemoryArm(abc.ABC):
+    """Subclass, implement `ingest` and `read`, and register a config under configs/arm/."""
+
+    #: prompts the arm sends to models, by name; hashed into the run manifest
+    prompts: ClassVar[dict[str, str]] = {}
+    #: model roles the arm calls (writer, embedder); the runner starts and passes only these
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, services: Services | None = None) -> None:
+        self.services = services or Services()
+
+    @abc.abstractmethod
+    async def ingest(self, events: Sequence[Event]) -> None: ...
+
+    @abc.abstractmethod
+    async def read(self, question: Question) -> Context: ...
+
+    async def respond(self, question: Question, ask: Ask) -> tuple[Context, Any]:
+        """Read, then let the reader answer: (the context it answered from, its reply).
+
+        Arms whose read is a dialogue with the reader (P-Mem's iterative readout, B.4) override
+        this; the prompt, the reader and the budget stay the benchmark's (`ask`).
+        """
+        context = await self.read(question)
+        return context, await ask(context.text)
+
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook, not abstract
+        """Release what the arm holds (servers, open files); the runner calls it once the
+        episode's questions are answered."""
+
+    def save(self, directory: Path) -> bool:
+        """Persist what ingest built; return False if the arm cannot (it is re-ingested)."""
+        return False
+
+    def load(self, directory: Path) -> bool:
+        """Restore a saved ingest; return False if there is nothing usable."""
+        return False

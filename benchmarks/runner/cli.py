@@ -1,0 +1,243 @@
+"""`pmem-bench`: compose an arm, a benchmark, model profiles and scorers (Hydra), then run.
+
+    pmem-bench experiment=smoke                    # the local profile: a real small model
+    pmem-bench experiment=smoke llm=scripted       # a dry run against a scripted server
+    pmem-bench experiment=smoke run.rescore=true   # score saved predictions again
+    pmem-bench experiment=smoke --cfg job          # print the composed config
+
+Rerunning a config resumes its run folder (runs/<experiment>/<arm>__<benchmark>__<hash>/).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
+from benchmarks.runner.runs import RunFolder, manifest
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+log = logging.getLogger("pmem.bench")
+GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "writer", "experiment")
+META_KEYS = ("name",)  # config keys that describe a component rather than construct it
+
+
+class UsageError(ValueError):
+    """A command line or config that cannot run; printed without a traceback."""
+
+
+def choices(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def check_overrides(argv: list[str]) -> None:
+    """Name an unknown arm, benchmark or profile before Hydra does, with a did-you-mean."""
+    for arg in argv:
+        group, sep, value = arg.lstrip("+~").partition("=")
+        if not sep or group not in GROUPS or value in ("null", ""):
+            continue
+        valid = choices(group)
+        for item in value.split(","):  # `-m arm=a,b` sweeps name several
+            if item not in valid:
+                hint = difflib.get_close_matches(item, valid, n=1)
+                raise UsageError(
+                    f"unknown {group} {item!r}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; valid {group} choices: {', '.join(valid)}"
+                )
+
+
+def build(node: DictConfig, **kwargs: Any) -> Any:
+    spec = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(spec, dict)
+    for key in META_KEYS:
+        spec.pop(key, None)
+    return instantiate(spec, **kwargs)
+
+
+def execute(cfg: DictConfig) -> dict[str, Any]:
+    """Run (or resume, or rescore) one composed config; returns the summary."""
+    from benchmarks.models.cache import ResponseCache
+    from benchmarks.models.usage import UsageMeter
+    from benchmarks.runner.stack import ModelStack
+
+    for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    bench = build(cfg.benchmark)
+    arm_factory = build(cfg.arm, _partial_=True)
+    scorers = {name: build(node) for name, node in cfg.scorers.items()}
+    episodes = bench.episodes()
+    if cfg.run.limit is not None:
+        episodes = _limit(episodes, int(cfg.run.limit))
+    expected = sum(len(e.questions) for e in episodes)
+    run = RunFolder.for_config(cfg.run.root, cfg.name, cfg.arm.name, cfg.benchmark.name, resolved)
+    prompts = {**bench.prompts(), **{f"arm.{k}": v for k, v in _arm_prompts(arm_factory).items()}}
+    for name, scorer in scorers.items():  # judges' prompts are part of the metric
+        prompts.update({f"scorer.{name}.{k}": v for k, v in getattr(scorer, "prompts", {}).items()})
+    previous = run.read_json("manifest.json")
+    info = manifest(resolved, bench.fingerprint(), prompts)
+    if previous:
+        info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
+    run.write_json("manifest.json", info)
+    log_file = _log_to(run.path / "run.log")
+    print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
+    log.info(
+        "start: %s x %s, %d questions, config %s",
+        cfg.arm.name,
+        cfg.benchmark.name,
+        expected,
+        info["config_sha256"][:10],
+    )
+    if cfg.run.dry_run:
+        print(OmegaConf.to_yaml(cfg))
+        logging.getLogger().removeHandler(log_file)
+        return {"dry_run": True, "run": str(run.path)}
+
+    read_only = not cfg.run.get("answer", True)
+    cache = ResponseCache(cfg.run.cache)
+    meter = UsageMeter()
+    stack = ModelStack(resolved, cache, meter, run.logs)
+    started = time.perf_counter()
+
+    async def stages() -> list[dict[str, Any]]:
+        try:
+            if not cfg.run.rescore:
+                await answer_stage(
+                    run,
+                    bench,
+                    episodes,
+                    arm_factory,
+                    stack,
+                    episode_concurrency=cfg.run.episode_concurrency,
+                    progress=cfg.run.progress,
+                    answer=not read_only,
+                )
+            if read_only:
+                return []  # nothing to score: the records hold reads, not answers
+            return await score_stage(run, scorers, stack, progress=cfg.run.progress)
+        finally:
+            await stack.close()
+
+    try:
+        rows = asyncio.run(stages())
+    except BaseException as err:
+        log.error("stopped: %r (rerun the same command to resume)", err)
+        raise
+    finally:
+        stack.stop_servers()
+        logging.getLogger().removeHandler(log_file)
+    wall = time.perf_counter() - started
+    predictions = unique_by_id(run.predictions.read())
+    summary = summarize(predictions, rows, expected)
+    summary.update(
+        {
+            "run": str(run.path),
+            "usage": meter.to_dict(),
+            "wall_s": round(wall, 2),
+            "rescore": bool(cfg.run.rescore),
+            "read_only": read_only,
+        }
+    )
+    run.write_json("summary.json", summary)
+    cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
+    print(report(summary))
+    print(cost)
+    with (run.path / "run.log").open("a") as f:
+        f.write(report(summary) + "\n" + cost + "\n")
+    return summary
+
+
+def report(summary: dict[str, Any]) -> str:
+    done = "read (read only: no answers, no scores)" if summary.get("read_only") else "answered"
+    lines = [
+        f"{summary['n']}/{summary['expected']} questions {done}"
+        + ("" if summary["complete"] else "  (incomplete: rerun to resume)")
+    ]
+    for name, s in summary["scores"].items():
+        low, high = s["ci95"]
+        lines.append(
+            f"  {name:<12} {s['correct']}/{s['n']} = {100 * s['accuracy']:.1f}%"
+            f"  [95% CI {100 * low:.1f}–{100 * high:.1f}]"
+        )
+    for name, r in summary.get("rates", {}).items():
+        if name.startswith("stale."):
+            low, high = r["ci95"]
+            lines.append(
+                f"  {name:<12} {r['count']}/{r['n']} = {100 * r['rate']:.1f}%"
+                f"  [95% CI {100 * low:.1f}–{100 * high:.1f}]"
+            )
+    if "read" in summary:
+        r = summary["read"]
+        kind = "tokens" if r["tokens_exact"] else "tokens (approx.)"
+        lines.append(f"  read size    {r['mean_chars']:,.0f} chars, {r['mean_tokens']:,.0f} {kind}")
+    return "\n".join(lines)
+
+
+def _log_to(path: Path) -> logging.Handler:
+    """One log per run, appended across resumes, beside the run's records."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(min(root.level, logging.INFO))
+    return handler
+
+
+def _limit(episodes: list[Any], n: int) -> list[Any]:
+    out, left = [], n
+    for ep in episodes:
+        if left <= 0:
+            break
+        qs = ep.questions[:left]
+        left -= len(qs)
+        out.append(type(ep)(ep.id, ep.events, tuple(qs)))
+    return out
+
+
+def _arm_prompts(factory: Any) -> dict[str, str]:
+    return dict(arm_class(factory).prompts)
+
+
+@hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
+def _hydra_entry(cfg: DictConfig) -> None:
+    from benchmarks.models.client import ModelError
+    from benchmarks.runner.stack import ConfigError
+
+    try:
+        execute(cfg)
+    except (UsageError, ConfigError, ModelError) as err:
+        print(f"pmem-bench: error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    # Slurm's pre-emption and `kill` send SIGTERM: unwind like Ctrl-C so servers are stopped and
+    # files closed; the requeued job resumes from predictions.jsonl.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main() -> None:
+    try:
+        check_overrides(sys.argv[1:])
+    except UsageError as err:
+        print(f"pmem-bench: error: {err}", file=sys.stderr)
+        sys.exit(2)
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
+    _hydra_entry()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""The stages of a run: ingest -> snapshot -> read -> answer (-> predictions.jsonl), then
+score (-> scores.jsonl) and summarize (-> summary.json). Each stage reads what the previous one
+wrote, so any stage can be rerun alone."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.arm import MemoryArm, Services
+from benchmarks.runner.runs import RunFolder
+from benchmarks.runner.types import Benchmark, Episode, Question
+from benchmarks.scoring.stats import binomial_ci
+
+if TYPE_CHECKING:
+    from benchmarks.runner.stack import ModelStack
+
+SNAPSHOT_DONE = ".complete"
+INGEST_FILE = "ingest.json"  # what building the memory cost: wall time, calls and tokens by role
+
+
+def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
+    """The arm class behind a factory (Hydra builds arms as `functools.partial`s)."""
+    return getattr(factory, "func", factory)  # type: ignore[return-value]
+
+
+ROLES = ("writer", "embedder", "judge")
+
+
+def metered_copy(services: Services) -> Services:
+    """The same clients (pool, cache, endpoint) with fresh usage counters, so one episode's cost
+    can be read off exactly while other episodes run; `merge_usage` adds it back to the run's."""
+    out = Services()
+    for role in ROLES:
+        client = getattr(services, role)
+        if client is not None and hasattr(client, "meter"):
+            client = copy.copy(client)
+            client.meter = UsageMeter()
+            client.usage = client.meter.role(client.role)
+        setattr(out, role, client)
+    return out
+
+
+def merge_usage(own: Services, services: Services) -> None:
+    for role in ROLES:
+        mine, shared = getattr(own, role), getattr(services, role)
+        if mine is not shared and mine is not None:
+            shared.usage.add(mine.usage)
+
+
+def ingest_cost(services: Services, wall_s: float) -> dict[str, Any]:
+    """What an ingest cost: wall time, and the model usage of the episode's own clients."""
+    fields = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "errors")
+    usage = {
+        role: {f: getattr(client.usage, f) for f in fields}
+        for role in ROLES
+        if (client := getattr(services, role)) is not None and hasattr(client, "usage")
+    }
+    return {"wall_s": round(wall_s, 3), "usage": usage}
+
+
+def questions_left(
+    episodes: Sequence[Episode], done: set[str]
+) -> list[tuple[Episode, list[Question]]]:
+    out = []
+    for ep in episodes:
+        left = [q for q in ep.questions if q.id not in done]
+        if left:
+            out.append((ep, left))
+    return out
+
+
+async def answer_stage(
+    run: RunFolder,
+    bench: Benchmark,
+    episodes: Sequence[Episode],
+    arm_factory: Callable[..., MemoryArm],
+    stack: ModelStack,
+    *,
+    episode_concurrency: int = 4,
+    progress: bool = True,
+    answer: bool = True,
+) -> int:
+    """Answer every question not yet in predictions.jsonl; returns how many were answered.
+
+    ``answer=False`` (``run.answer=false``) records only what each arm reads (its context and
+    the context's size in the reader's tokens), with no answer: a read-cost measurement such as
+    §4.1.1's haystack-growth sweep pays for no answers. An arm whose read is a dialogue with
+    the reader (iterative readout) records its first read."""
+    done = {r["id"] for r in run.predictions.read()}
+    todo = questions_left(episodes, done)
+    total = sum(len(qs) for _, qs in todo)
+    if not total:
+        return 0
+    needs = arm_class(arm_factory).needs
+    services = Services(**{role: await stack.get(role) for role in needs})
+    reader = await stack.get("reader")
+    gate = asyncio.Semaphore(episode_concurrency)
+    bar = tqdm(total=total, desc="answer", unit="q", disable=not progress, dynamic_ncols=True)
+
+    async def episode(ep: Episode, questions: list[Question]) -> None:
+        async with gate:
+            own = metered_copy(services)  # this episode's usage, exact under concurrency
+            arm = arm_factory(services=own)
+            try:
+                snapshot = run.snapshots / _safe(ep.id)
+                if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
+                    started = time.perf_counter()
+                    await arm.ingest(ep.events)
+                    snapshot.mkdir(parents=True, exist_ok=True)
+                    cost = ingest_cost(own, time.perf_counter() - started)
+                    (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
+                    if arm.save(snapshot):
+                        (snapshot / SNAPSHOT_DONE).touch()
+                await asyncio.gather(*(answer_one(arm, ep, q) for q in questions))
+            finally:
+                await arm.aclose()
+                merge_usage(own, services)
+
+    async def answer_one(arm: MemoryArm, ep: Episode, q: Question) -> None:
+        def ask(text: str) -> Any:
+            return reader.complete(bench.answer_messages(q, text))
+
+        if answer:
+            context, result = await arm.respond(q, ask)
+            prediction = result.text
+        else:
+            context, prediction = await arm.read(q), None
+        tokens = await reader.count_tokens(context.text)
+        run.predictions.append(
+            {
+                "id": q.id,
+                "episode": ep.id,
+                "question": q.text,
+                "golds": list(q.golds),
+                "meta": q.meta,
+                "prediction": prediction,
+                "context_chars": len(context.text),
+                "context_tokens": tokens.n,
+                "context_tokens_exact": tokens.exact,
+                "context_items": len(context.ids),
+                "context_meta": context.meta,  # what the arm reports (coverage, decisions...)
+            }
+        )
+        bar.update()
+
+    try:
+        await asyncio.gather(*(episode(ep, qs) for ep, qs in todo))
+    finally:
+        bar.close()
+    return total
+
+
+async def score_stage(
+    run: RunFolder, scorers: dict[str, Any], stack: ModelStack, *, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Score every saved prediction with every scorer; rewrites scores.jsonl whole (judge calls
+    come from the response cache, so a rescore re-pays nothing)."""
+    predictions = unique_by_id(run.predictions.read())
+    models = {role: await stack.get(role) for s in scorers.values() for role in s.needs}
+    bar = tqdm(
+        total=len(predictions), desc="score", unit="q", disable=not progress, dynamic_ncols=True
+    )
+
+    async def one(record: dict[str, Any]) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": record["id"]}
+        for name, scorer in scorers.items():
+            row[name] = await scorer.score(record, models)
+        bar.update()
+        return row
+
+    try:
+        rows = await asyncio.gather(*(one(r) for r in predictions))
+    finally:
+        bar.close()
+    rows.sort(key=lambda r: r["id"])
+    run.scores.rewrite(rows)
+    return rows
+
+
+def unique_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """First record per id (a duplicate can only come from a hand-merged file)."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in records:
+        seen.setdefault(r["id"], r)
+    return sorted(seen.values(), key=lambda r: r["id"])
+
+
+def summarize(
+    predictions: list[dict[str, Any]], scores: list[dict[str, Any]], expected: int
+) -> dict[str, Any]:
+    """Accuracy per scorer with n and a 95% Wilson interval; read size per question."""
+    out: dict[str, Any] = {
+        "n": len(predictions),
+        "expected": expected,
+        "complete": len(predictions) == expected,
+        "scores": {},
+    }
+    for name in sorted({k for row in scores for k in row if k != "id"}):
+        outcomes = [bool(row[name]["correct"]) for row in scores if "correct" in row.get(name, {})]
+        if outcomes:
+            k = sum(outcomes)
+            low, high = binomial_ci(k, len(outcomes))
+            out["scores"][name] = {
+                "accuracy": k / len(outcomes),
+                "correct": k,
+                "n": len(outcomes),
+                "ci95": [low, high],
+            }
+    # Other yes/no outcomes (a stale answer, a flagged conflict...) as rates with an interval.
+    flags: dict[str, list[bool]] = {}
+    for row in scores:
+        for name, fields in row.items():
+            if isinstance(fields, dict):
+                for field, value in fields.items():
+                    if field != "correct" and isinstance(value, bool):
+                        flags.setdefault(f"{name}.{field}", []).append(value)
+    if flags:
+        out["rates"] = {}
+        for key, values in sorted(flags.items()):
+            low, high = binomial_ci(sum(values), len(values))
+            out["rates"][key] = {
+                "rate": sum(values) / len(values),
+                "count": sum(values),
+                "n": len(values),
+                "ci95": [low, high],
+            }
+    if predictions:
+        out["read"] = {
+            "mean_chars": statistics.fmean(p["context_chars"] for p in predictions),
+            "mean_tokens": statistics.fmean(p["context_tokens"] for p in predictions),
+            "tokens_exact": all(p["context_tokens_exact"] for p in predictions),
+        }
+        meta = mean_context_meta(predictions)
+        if meta:
+            out["read"]["meta"] = meta
+    return out
+
+
+def mean_context_meta(predictions: list[dict[str, Any]]) -> dict[str, float]:
+    """The mean of each numeric `context_meta` field over the predictions that report it
+    (retrieval coverage, noop fallbacks...): the per-arm controls a table shows beside accuracy."""
+    values: dict[str, list[float]] = {}
+    for p in predictions:
+        for key, value in (p.get("context_meta") or {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.setdefault(key, []).append(float(value))
+    return {key: statistics.fmean(v) for key, v in sorted(values.items())}
+
+
+@functools.cache
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
