@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.factconsolidation.chunking import chunks
 from benchmarks.runner.types import Event
 
 
@@ -33,8 +34,6 @@ def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:
     (B.1), not single turns.
     """
     if chunk_size is not None:
-        from benchmarks.factconsolidation import chunks
-
         texts = chunks([e.text for e in events], chunk_size)
         return [Item(i, text) for i, text in enumerate(texts)]
     groups: list[list[Event]] = []

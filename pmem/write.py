@@ -5,20 +5,29 @@ Extraction of different records is independent, so it runs concurrently; everyth
 or changes the store (soft identity against the registered keys, annotation against the head,
 the patch itself) runs strictly in arrival order, because arrival order is what fixes the
 direction of supersession.
+
+The models are the caller's (`pmem.protocols.Writer`, `Embedder`); soft identity's nearest-key
+search is a `pmem.protocols.KeyIndex`, by default `FlatKeyIndex`, a plain-Python exact scan.
+(Patch prediction, the other write path, is `pmem.revise`.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import operator
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from pmem.graph import InvalidOperation
 from pmem.memory import Memory
+from pmem.protocols import Embedder, KeyIndex, Writer
+
+# §3.3: a candidate key whose nearest registered key reaches this cosine is shortlisted for the
+# same/different check. The threshold belongs to the embedder; this is the paper's (its embedder).
+SOFT_IDENTITY = 0.72
 
 # A.4: value-independent snake_case keys, values verbatim, order preserved, nothing deduplicated.
 EXTRACT_PROMPT = """\
@@ -130,24 +139,71 @@ def parse_facts(parsed: Any) -> tuple[list[Fact], int]:
     return [Fact(key, value) for key, value, _ in items], dropped
 
 
+class FlatKeyIndex:
+    """The default `KeyIndex`: an exact scan over the registered keys, standard library only.
+
+    It decides as a numpy float32 matrix does against a float64 query: each vector is stored
+    as float32 (``array("f")``, like ``np.asarray(vector, dtype=np.float32)``), scored by its
+    inner product with the query in float64, and the first highest score wins (``np.argmax``,
+    a NaN included). A BLAS kernel may sum in another order, and numpy scores a float32 query
+    in float32, so two keys within rounding of a tie, or a score within rounding of the
+    threshold, are the only places a numpy index can decide otherwise. One scan costs keys x
+    dimensions multiplications in Python: a large store is better served by a numpy or faiss
+    index passed to `WritePath`.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self._rows: list[array[float]] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, vector: Sequence[float]) -> None:
+        row = array("f", vector)
+        self._check_dimensions(len(row))
+        self.keys.append(key)
+        self._rows.append(row)
+
+    def nearest(self, vector: Sequence[float]) -> tuple[str, float] | None:
+        if not self._rows:
+            return None
+        query = [float(x) for x in vector]
+        self._check_dimensions(len(query))
+        best, best_score = 0, 0.0
+        for i, row in enumerate(self._rows):
+            score = sum(map(operator.mul, row, query))
+            if score != score:  # NaN: np.argmax takes the first one
+                return self.keys[i], score
+            if i == 0 or score > best_score:
+                best, best_score = i, score
+        return self.keys[best], best_score
+
+    def _check_dimensions(self, n: int) -> None:
+        if self._rows and n != len(self._rows[0]):
+            raise ValueError(f"a vector of {n} dimensions; the index holds {len(self._rows[0])}")
+
+
 class WritePath:
     """Folds records into a `Memory` as the paper's write path does.
 
     `soft_identity`: the cosine threshold of §3.3 (None turns the merge off, the Appendix F
     ablation); it belongs to the embedder profile. `annotate`: choose a typed operation per fact
     (§3.3 "Applying operations"); off, every fact is a revise patch: the first write of a key
-    creates its cell and each later one supersedes the head (B.4).
+    creates its cell and each later one supersedes the head (B.4). `index`: an empty
+    `KeyIndex` for the registered keys (None: a `FlatKeyIndex`).
     """
 
     def __init__(
         self,
         memory: Memory,
-        writer: Any,
-        embedder: Any = None,
+        writer: Writer,
+        embedder: Embedder | None = None,
         *,
-        soft_identity: float | None = 0.72,
+        soft_identity: float | None = SOFT_IDENTITY,
         annotate: bool = False,
         concurrency: int = 8,
+        index: KeyIndex | None = None,
     ) -> None:
         if soft_identity is not None and embedder is None:
             raise ValueError("soft identity needs an embedder (or soft_identity=None)")
@@ -159,8 +215,7 @@ class WritePath:
         self.concurrency = concurrency
         self.stats = WriteStats()
         self._alias: dict[str, str] = {}  # candidate key -> the registered key it was routed to
-        self._index_keys: list[str] = []  # registered keys, one row of _vectors each
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self.index: KeyIndex = FlatKeyIndex() if index is None else index  # registered keys
 
     async def extract(self, text: str) -> list[Fact]:
         result = await self.writer.complete(
@@ -207,18 +262,16 @@ class WritePath:
             return self._alias[key]
         (vector,) = await self.embedder.embed([key.replace("_", " ")], kind="query")
         routed = key
-        if self._index_keys:
-            scores = self._vectors @ vector
-            best = int(np.argmax(scores))
-            if scores[best] >= self.threshold:
+        hit = self.index.nearest(vector)
+        if hit is not None:
+            nearest, score = hit
+            if score >= self.threshold:
                 self.stats.gated += 1
-                if await self._same(key, self._index_keys[best]):
+                if await self._same(key, nearest):
                     self.stats.merged += 1
-                    routed = self._index_keys[best]
+                    routed = nearest
         if routed == key:
-            self._index_keys.append(key)
-            row = np.asarray(vector, dtype=np.float32)[None, :]
-            self._vectors = row if self._vectors.size == 0 else np.vstack([self._vectors, row])
+            self.index.add(key, vector)
         self._alias[key] = routed
         return routed
 

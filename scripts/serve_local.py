@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks.models.local import main
+from benchmarks.models.local.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

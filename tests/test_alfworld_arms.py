@@ -20,7 +20,6 @@ from baselines.pmem_arms.commit import (
     RetentionStore,
     copy_log,
     oracle_patch,
-    parse_revise,
     revise_schema,
 )
 from baselines.reference.raw import OracleOrderArm, RawArm, RawReconArm
@@ -31,6 +30,7 @@ from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import MemoryArm, Services
 from benchmarks.scoring.scorers import ConflictFlagged, LocationMatch
 from pmem import Memory
+from pmem.revise import parse_revise
 from tests.alfworld_agent import Agent
 
 CASES = 6

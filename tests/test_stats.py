@@ -1,4 +1,4 @@
-"""Tests for the paper's statistics (benchmarks/scoring/stats.py)."""
+"""Tests for the paper's statistics (benchmarks/stats.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.scoring.stats import (
+from benchmarks.stats import (
     BootstrapResult,
     McNemarResult,
     binomial_ci,

@@ -5,11 +5,12 @@ their own clients. Handing them the profile's URLs directly would leave their ca
 harness: not metered (so no per-arm ingest cost, which the paper reports for Graphiti), not
 cached (so a rerun re-pays every extraction), and retried by whatever each package does. The
 gateway closes that gap: each arm gets a `127.0.0.1` URL whose chat and embedding requests are
-forwarded, body unchanged, through the harness's own request machinery (`benchmarks.models.client`:
-pooled, retried with backoff on 429/5xx/timeouts, errors named), cached per request body in the
-run's response cache and counted in the run's usage meter under the writer's and embedder's
-roles. A configuration error upstream (unknown model, bad schema) reaches the package as the
-same HTTP status with the upstream message.
+forwarded, body unchanged, through the harness's own request machinery (a subclass of
+`benchmarks.models.client.ModelClient`, the model layer's extension point: pooled, retried with
+backoff on 429/5xx/timeouts, errors named), cached per request body in the run's response cache
+and counted in the run's usage meter under the writer's and embedder's roles. A configuration
+error upstream (unknown model, bad schema) reaches the package as the same HTTP status with the
+upstream message.
 
 Cache keys are the whole request body plus the endpoint's revision: a package that samples
 (temperature > 0 without a seed) gets its first draw back on a rerun, as the harness's own calls
@@ -27,7 +28,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from benchmarks.models.cache import cache_key
-from benchmarks.models.client import ChatModel, Embedder, ModelConfigError, ModelError, _ModelClient
+from benchmarks.models.client import (
+    ChatModel,
+    Embedder,
+    ModelClient,
+    ModelConfigError,
+    ModelError,
+)
 from benchmarks.models.server import LOOPBACK
 
 #: the paths forwarded, and which upstream serves each
@@ -35,7 +42,7 @@ ROUTES = {"/v1/chat/completions": "chat", "/v1/embeddings": "embeddings"}
 UPSTREAM_PATHS = {"chat": "chat/completions", "embeddings": "embeddings"}
 
 
-class _Forwarder(_ModelClient):
+class _Forwarder(ModelClient):
     """One upstream endpoint, sharing the original client's cache, meter and role."""
 
     def __init__(self, client: ChatModel | Embedder, kind: str) -> None:
@@ -50,8 +57,8 @@ class _Forwarder(_ModelClient):
                 self.usage.cache_hits += 1
                 return cached
         url = f"{self.endpoint.base_url}/{UPSTREAM_PATHS[self.kind]}"
-        data, latency = await self._request("POST", url, body, _json_object)
-        self._meter_call(data, latency)
+        data, latency = await self.request("POST", url, body, _json_object)
+        self.meter_call(data, latency)
         if self.cache.enabled:
             self.cache.put(
                 key, data, kind=f"gateway-{self.kind}", model=str(body.get("model")), request=body
@@ -59,7 +66,7 @@ class _Forwarder(_ModelClient):
         return data
 
     async def models(self) -> dict[str, Any]:
-        data, _ = await self._request(
+        data, _ = await self.request(
             "GET", f"{self.endpoint.base_url}/models", None, _json_object, limited=False
         )
         return data

@@ -37,15 +37,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from benchmarks import alfworld_revision as ar
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
-from pmem import InvalidOperation, Memory, Patch
+from pmem import InvalidOperation, Memory, Patch, copy_log
 from pmem.graph import CONTESTED, EMPTY
-from pmem.patch import PATCH_OPS, REVISE_STATUS, decide
+from pmem.patch import decide
 from pmem.render import check_disclose, one_line, render_cell
+from pmem.revise import REVISE_SCHEMA, AnnotationError, predict_patch, revise_schema
 
 TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
 ROUTES = ("target", "pool")
@@ -54,35 +55,9 @@ CRUD_FILE = "crud.json"
 WRITER_FILE = "writer.json"
 
 # ---------------------------------------------------------------------------------------------
-# The patch-prediction call (§3.3 "Patch interface", A.2)
+# The patch-prediction prompt (§3.3 "Patch interface", A.2); the Revise schema, its parse and the
+# call itself are the library's write path, `pmem.revise`
 # ---------------------------------------------------------------------------------------------
-
-_NULLABLE = {"type": ["string", "null"]}
-REVISE_STATUSES = ("superseded", "contested", "revoked")
-
-
-def revise_schema(resolvable: bool) -> dict[str, Any]:
-    """The Revise object's json_schema. `resolve` is offered only for a contested cell: the
-    controller would refuse it anywhere else (§3.3: "resolve [needs] a contested cell"), so the
-    constrained decoder is not allowed to spend the call on it."""
-    ops = ["revise", "resolve", "noop"] if resolvable else ["revise", "noop"]
-    return {
-        "type": "object",
-        "properties": {
-            "op": {"type": "string", "enum": ops},
-            "key": {"type": "string"},
-            "old_value": _NULLABLE,
-            "new_value": _NULLABLE,
-            "status": {"enum": [*REVISE_STATUSES, None]},
-            "supersedes": _NULLABLE,
-        },
-        "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
-        "additionalProperties": False,
-    }
-
-
-REVISE_SCHEMA = revise_schema(resolvable=True)
-PATCH_MAX_TOKENS = 160
 
 # The instructions and examples come first and the cell and observation last, so a server that
 # caches prompt prefixes (llama.cpp, vLLM) re-reads only the last lines on every call. The
@@ -142,59 +117,6 @@ Now the real one. Reply with the JSON object only.
 Cell: {cell}
 Observation: {observation}
 """
-
-
-class AnnotationError(ValueError):
-    """An annotation that cannot be applied; the write path turns it into a noop (§3.3)."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-
-
-def normalize_key(key: Any) -> str | None:
-    """A.2: keys in lower-case underscore form."""
-    if not isinstance(key, str) or not key.strip():
-        return None
-    return re.sub(r"\s+", "_", key.strip().lower())
-
-
-def _clean_value(value: Any) -> str | None:
-    """A value as the controller wants it: stripped, unquoted, no trailing full stop; empty or
-    a spelled-out null is no value."""
-    if value is None:
-        return None
-    text = " ".join(str(value).split()).strip("\"'").rstrip(".").strip()
-    return None if text.lower() in ("", "null", "none") else text
-
-
-def _enum(value: Any) -> str | None:
-    text = _clean_value(value)
-    return text.lower() if text is not None else None
-
-
-def parse_revise(obj: Any, key: str) -> tuple[Patch, bool]:
-    """A.2's deterministic post-processing of one Revise object: validate the enumerated
-    fields, clean the values, and route to `key` (the object's cell). Returns the patch and
-    whether the model named another key (counted; routing is by object, B.2)."""
-    if not isinstance(obj, dict):
-        raise AnnotationError("invalid", f"expected a JSON object, got {type(obj).__name__}")
-    op = _enum(obj.get("op"))
-    if op not in PATCH_OPS:
-        raise AnnotationError("invalid", f"op {obj.get('op')!r}")
-    status = _enum(obj.get("status"))
-    if status not in REVISE_STATUS:
-        raise AnnotationError("invalid", f"status {obj.get('status')!r}")
-    named = normalize_key(obj.get("key"))
-    patch = Patch(
-        op=op,
-        key=key,
-        old_value=_clean_value(obj.get("old_value")),
-        new_value=_clean_value(obj.get("new_value")),
-        status=status,
-        supersedes=_clean_value(obj.get("supersedes")),
-    )
-    return patch, named is not None and named != key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,33 +286,6 @@ class CrudStore:
         return True
 
 
-def copy_log(src: Memory, dst: Memory) -> None:
-    """Replay `src`'s operation log into an empty `dst` through the public operations, with
-    the recorded times: same log order, so the same node ids and the same derived state."""
-    if dst.entries():
-        raise ValueError(f"copy_log: the destination {dst.path or 'memory'} is not empty")
-    with dst.batch():
-        for e in src.entries():
-            b = e.body
-            ev = b.get("evidence") or None
-            if e.op == "observe":
-                dst.observe(b["text"], source=b.get("source", "user"), at=e.at)
-            elif e.op in ("accept", "contest", "reject"):
-                value = b.get("value")
-                if e.op == "reject" and value is None:
-                    dst.reject(e.key, evidence=ev, at=e.at)
-                else:
-                    getattr(dst, e.op)(
-                        e.key, value, evidence=ev, valid_from=b.get("valid_from"), at=e.at
-                    )
-            elif e.op == "resolve":
-                dst.resolve(e.key, b["value"], evidence=ev, at=e.at)
-            elif e.op in ("revoke", "support"):
-                getattr(dst, e.op)(e.key, evidence=ev, at=e.at)
-            else:
-                raise ValueError(f"copy_log: log entry {e.seq} has op {e.op!r}")
-
-
 # ---------------------------------------------------------------------------------------------
 # The arms
 # ---------------------------------------------------------------------------------------------
@@ -523,16 +418,7 @@ class PatchCommitArm(CommitArm):
             raise ValueError("this commit arm needs a writer model (the llm profile)")
         prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text)
         _, status = self.store.head(key)
-        result = await writer.complete(
-            [{"role": "user", "content": prompt}],
-            schema=revise_schema(resolvable=status == CONTESTED),
-            schema_name="revise",
-            max_tokens=PATCH_MAX_TOKENS,
-            temperature=0.0,
-        )
-        if result.parsed is None:
-            raise AnnotationError("unparsed", result.parse_error or "")
-        patch, mismatch = parse_revise(result.parsed, key)
+        patch, mismatch = await predict_patch(writer, prompt, key, resolvable=status == CONTESTED)
         self.key_mismatches += mismatch
         return patch
 

@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from baselines.pmem_arms.state import STATE_HEADER, CellStateArm
+from baselines.pmem_arms.state import STATE_HEADER, CellStateArm, NumpyKeyIndex
 from benchmarks.runner.arm import Context, Services
 from benchmarks.runner.types import Event, Question
 from pmem.graph import InvalidOperation
@@ -185,8 +185,7 @@ class KeyCanonicalizer:
             "checks": 0,
             "check_different": 0,
         }
-        self._keys: list[str] = []
-        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self._index = NumpyKeyIndex()  # the registered keys
 
     @property
     def outright(self) -> float:
@@ -196,7 +195,7 @@ class KeyCanonicalizer:
     async def identify(self, key: str, register: bool = True) -> str:
         """The registered key `key` names. `register=False` (a withdrawal) routes without
         opening a new key when nothing matches."""
-        if self.mode == "off" or key in self._keys:
+        if self.mode == "off" or key in self._index.keys:
             return key
         if key in self.alias:
             return self.alias[key][0]
@@ -204,26 +203,23 @@ class KeyCanonicalizer:
         vector = np.asarray(vector, dtype=np.float32)
         self.counts["candidates"] += 1
         routed, score = key, None
-        if self._keys:
-            scores = self._vectors @ vector
-            best = int(np.argmax(scores))
-            score = float(scores[best])
+        hit = self._index.nearest(vector)
+        if hit is not None:
+            nearest, score = hit[0], float(hit[1])
             if score >= self.outright:
-                routed = self._keys[best]
+                routed = nearest
                 self.counts["merged_low" if score < self.merge_high else "merged_high"] += 1
             elif self.mode == "confirm" and score >= self.merge_low:
                 self.counts["checks"] += 1
-                if await self._same(key, self._keys[best]):
-                    routed = self._keys[best]
+                if await self._same(key, nearest):
+                    routed = nearest
                     self.counts["merged_confirmed"] += 1
                 else:
                     self.counts["check_different"] += 1
         if routed == key and not register:
             return key  # not remembered: a later assertion of the key is decided afresh
         if routed == key:
-            self._keys.append(key)
-            row = vector[None, :]
-            self._vectors = row if self._vectors.size == 0 else np.vstack([self._vectors, row])
+            self._index.add(key, vector)
         self.alias[key] = (routed, score)
         return routed
 

@@ -33,15 +33,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from baselines.pmem_arms.commit import copy_log
+import numpy as np
+
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.factconsolidation import chunks, parse_fact
 from benchmarks.runner.arm import Ask, Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
-from pmem import Memory
+from pmem import Memory, copy_log
 from pmem.render import one_line
 from pmem.write import PROMPTS as WRITE_PROMPTS
-from pmem.write import WritePath
+from pmem.write import SOFT_IDENTITY, WritePath
 
 WRITERS = ("oracle", "llm")
 STORE_FILE = "store.sqlite"
@@ -81,6 +82,34 @@ def oracle_key(subject: str, relation: str) -> str:
 def cell_text(key: str, value: str) -> str:
     """What is embedded and what is shown for a cell (B.4: ``key: value``)."""
     return f"{one_line(key)}: {one_line(value)}"
+
+
+class NumpyKeyIndex:
+    """Soft identity's registered keys (`pmem.protocols.KeyIndex`) as a float32 numpy matrix.
+
+    The library's default, `pmem.write.FlatKeyIndex`, scans in Python; this is the arms' index:
+    numpy speed on a large store, and numpy's arithmetic on the embedder's float32 vectors, so
+    the scores (float32 themselves) and the threshold comparisons are the ones the arms have
+    always made."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, vector: Any) -> None:
+        row = np.asarray(vector, dtype=np.float32)[None, :]
+        self._vectors = row if self._vectors.size == 0 else np.vstack([self._vectors, row])
+        self.keys.append(key)
+
+    def nearest(self, vector: Any) -> tuple[str, Any] | None:
+        if not self.keys:
+            return None
+        scores = self._vectors @ vector
+        best = int(np.argmax(scores))
+        return self.keys[best], scores[best]  # a numpy scalar, compared as before
 
 
 class CellStateArm(MemoryArm):
@@ -165,7 +194,7 @@ class StateArm(CellStateArm):
         services: Services | None = None,
         writer: str | None = None,
         k: int | None = 12,
-        soft_identity: float | None = 0.72,
+        soft_identity: float | None = SOFT_IDENTITY,
         chunk_size: int = 1000,
         lookups: int = 0,
         lookup_k: int = 6,
@@ -197,7 +226,13 @@ class StateArm(CellStateArm):
         if writer is None:
             raise ValueError("the llm state arm needs a writer model (the llm profile)")
         records = chunks([e.text for e in events], self.chunk_size)
-        path = WritePath(self.memory, writer, embedder, soft_identity=self.soft_identity)
+        path = WritePath(
+            self.memory,
+            writer,
+            embedder,
+            soft_identity=self.soft_identity,
+            index=NumpyKeyIndex(),
+        )
         with self.memory.batch():
             await path.write(records, sources=[SOURCE] * len(records))
         s = path.stats

@@ -20,7 +20,24 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks import alfworld_revision as ar
+from benchmarks.alfworld_revision.cases import (
+    Case,
+    check_L,
+    conflict_probe,
+    generate,
+    load_rewrites,
+    retraction_probe,
+    single_revision,
+)
+from benchmarks.alfworld_revision.episodes import dumps, to_episodes
+from benchmarks.alfworld_revision.spec import (
+    DEFAULT_CASES,
+    DEFAULT_DISTRACTORS,
+    DEFAULT_SEED,
+    OFFLINE_REWRITES,
+    SUPPORTED_D,
+    AlfworldDataError,
+)
 from benchmarks.runner.types import Episode, Question
 
 PROBES = ("chains", "single", "retraction", "conflict")
@@ -63,9 +80,9 @@ class AlfworldRevision:
         probe: str = "chains",
         L: int = 1,
         d: int = 0,
-        cases: int = ar.DEFAULT_CASES,
-        seed: int = ar.DEFAULT_SEED,
-        distractors: int = ar.DEFAULT_DISTRACTORS,
+        cases: int = DEFAULT_CASES,
+        seed: int = DEFAULT_SEED,
+        distractors: int = DEFAULT_DISTRACTORS,
         games_dir: str | None = None,
         rewrites: str | None = None,
         pre_queries: bool = True,
@@ -73,14 +90,14 @@ class AlfworldRevision:
         if probe not in PROBES:
             raise ValueError(f"benchmark.probe={probe!r}; choose one of {', '.join(PROBES)}")
         if probe == "chains":
-            ar.check_L(L)
-        if probe == "retraction" and d not in ar.SUPPORTED_D:
+            check_L(L)
+        if probe == "retraction" and d not in SUPPORTED_D:
             raise ValueError(
                 f"benchmark.d={d!r} is not supported; the retraction probe uses "
-                f"{' or '.join(map(str, ar.SUPPORTED_D))} (Appendix B.3)"
+                f"{' or '.join(map(str, SUPPORTED_D))} (Appendix B.3)"
             )
         if games_dir is not None and not Path(games_dir).is_dir():
-            raise ar.AlfworldDataError(
+            raise AlfworldDataError(
                 f"benchmark.games_dir={games_dir}: not a folder (expected an ALFWorld game "
                 "folder or a folder of them)"
             )
@@ -91,13 +108,13 @@ class AlfworldRevision:
         self.seed = seed
         self.distractors = distractors
         self.games_dir = games_dir
-        self.rewrites = Path(rewrites) if rewrites else ar.OFFLINE_REWRITES
+        self.rewrites = Path(rewrites) if rewrites else OFFLINE_REWRITES
         self.pre_queries = pre_queries
-        self._cases: list[ar.Case] | None = None
+        self._cases: list[Case] | None = None
 
     # -- the cases ------------------------------------------------------------------------------
 
-    def cases(self) -> list[ar.Case]:
+    def cases(self) -> list[Case]:
         """The generated cases (once per instance: episodes and fingerprint share them)."""
         if self._cases is None:
             common = {
@@ -107,21 +124,21 @@ class AlfworldRevision:
                 "games_dir": self.games_dir,
             }
             if self.probe == "chains":
-                self._cases = ar.generate(self.L, **common)
+                self._cases = generate(self.L, **common)
             elif self.probe == "single":
-                rewrites = ar.load_rewrites(self.rewrites)
-                self._cases = ar.single_revision(ar.generate(1, **common), rewrites)
+                rewrites = load_rewrites(self.rewrites)
+                self._cases = single_revision(generate(1, **common), rewrites)
             elif self.probe == "retraction":
                 assert self.d is not None
-                self._cases = ar.retraction_probe(self.d, **common)
+                self._cases = retraction_probe(self.d, **common)
             else:
-                self._cases = ar.conflict_probe(**common)
+                self._cases = conflict_probe(**common)
         return self._cases
 
     def episodes(self) -> list[Episode]:
         by_id = {c.id: c for c in self.cases()}
         out = []
-        for ep in ar.to_episodes(self.cases(), pre_queries=self.pre_queries):
+        for ep in to_episodes(self.cases(), pre_queries=self.pre_queries):
             case = by_id[ep.id.removesuffix("-pre")]
             out.append(replace(ep, questions=tuple(_scoring_meta(q, case) for q in ep.questions)))
         return out
@@ -151,7 +168,7 @@ class AlfworldRevision:
             "cases": len(cases),
             "seed": self.seed,
             "distractors": self.distractors,
-            "sha256": hashlib.sha256(ar.dumps(cases).encode()).hexdigest(),
+            "sha256": hashlib.sha256(dumps(cases).encode()).hexdigest(),
         }
         if self.probe == "single":
             out["rewrites"] = str(self.rewrites)
@@ -159,7 +176,7 @@ class AlfworldRevision:
         return out
 
 
-def _scoring_meta(question: Question, case: ar.Case) -> Question:
+def _scoring_meta(question: Question, case: Case) -> Question:
     """Every location the target held (start, hops, gold) and the case's final gold, so a
     scorer can tell an answer naming an earlier location of the target (stale) from one naming
     a distractor's, for the final and the ``-pre`` question alike."""

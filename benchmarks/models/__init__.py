@@ -1,8 +1,11 @@
 """Model access: chat and embedding clients for OpenAI-compatible servers, cached, retried,
-metered; the servers the harness starts (a scripted one here).
+metered; the servers the harness starts (a scripted one here, the `local` profile's in
+`benchmarks.models.local`).
 
 Names load lazily, so `python -m benchmarks.models.scripted` and other server processes start
-without importing httpx and numpy.
+without importing httpx and numpy. `_WHERE` says which module each name lives in
+(`benchmarks.models.client` re-exports the clients' names from `endpoint`, `base`, `chat` and
+`embed`).
 """
 
 from __future__ import annotations
@@ -11,18 +14,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from benchmarks.models.base import ModelClient, aclose_clients, run_sync
     from benchmarks.models.cache import ResponseCache, cache_key
-    from benchmarks.models.client import (
-        ChatModel,
-        ChatResult,
-        Embedder,
+    from benchmarks.models.chat import ChatModel, ChatResult, TokenCount
+    from benchmarks.models.embed import Embedder
+    from benchmarks.models.endpoint import (
         Endpoint,
         ModelConfigError,
         ModelError,
         ModelUnavailableError,
-        TokenCount,
-        aclose_clients,
-        run_sync,
     )
     from benchmarks.models.scripted import ScriptedServer
     from benchmarks.models.server import (
@@ -36,18 +36,19 @@ if TYPE_CHECKING:
     from benchmarks.models.usage import RoleUsage, UsageMeter
 
 _WHERE = {
+    "ModelClient": "base",
+    "aclose_clients": "base",
+    "run_sync": "base",
     "ResponseCache": "cache",
     "cache_key": "cache",
-    "ChatModel": "client",
-    "ChatResult": "client",
-    "Embedder": "client",
-    "Endpoint": "client",
-    "ModelConfigError": "client",
-    "ModelError": "client",
-    "ModelUnavailableError": "client",
-    "TokenCount": "client",
-    "aclose_clients": "client",
-    "run_sync": "client",
+    "ChatModel": "chat",
+    "ChatResult": "chat",
+    "TokenCount": "chat",
+    "Embedder": "embed",
+    "Endpoint": "endpoint",
+    "ModelConfigError": "endpoint",
+    "ModelError": "endpoint",
+    "ModelUnavailableError": "endpoint",
     "ScriptedServer": "scripted",
     "ManagedServer": "server",
     "ServerStartError": "server",
@@ -66,6 +67,7 @@ __all__ = [
     "Embedder",
     "Endpoint",
     "ManagedServer",
+    "ModelClient",
     "ModelConfigError",
     "ModelError",
     "ModelUnavailableError",

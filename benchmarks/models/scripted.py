@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import functools
 import hashlib
 import json
-import math
 import random
 import re
 import signal
@@ -33,7 +31,6 @@ import sys
 import threading
 import time
 import traceback
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,9 +38,24 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchmarks.models.scripted_model import (
+    embed_text,
+    message_text,
+    token_id,
+    unit_vector,
+    whitespace_tokens,
+)
 from benchmarks.models.server import LOOPBACK, ManagedServer
 
-__all__ = ["FAULTS", "ScriptedServer", "embed_text", "main", "whitespace_tokens"]
+__all__ = [
+    "FAULTS",
+    "ScriptedServer",
+    "embed_text",
+    "main",
+    "message_text",
+    "token_id",
+    "whitespace_tokens",
+]
 
 Messages = list[dict[str, Any]]
 Rules = Sequence[tuple[str, str]] | Callable[[Messages], str] | None
@@ -53,50 +65,6 @@ FAULTS = ("500", "429", "timeout", "malformed")
 # start-up and probes stay quick and honest.
 _MODEL_PATHS = ("/chat/completions", "/embeddings", "/tokenize")
 _MALFORMED = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"message": {"c'
-
-
-def whitespace_tokens(text: str) -> list[str]:
-    """The scripted tokenizer: whitespace-separated pieces (what usage counts are based on)."""
-    return text.split()
-
-
-def token_id(piece: str) -> int:
-    return zlib.crc32(piece.encode("utf-8")) % 50_000
-
-
-@functools.lru_cache(maxsize=65_536)
-def _word_vector(word: str, dim: int) -> tuple[float, ...]:
-    rng = random.Random(f"scripted-embedding:{dim}:{word}")
-    return tuple(rng.gauss(0.0, 1.0) for _ in range(dim))
-
-
-def _unit(vec: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vec))
-    return [x / norm for x in vec] if norm > 0 else vec
-
-
-def embed_text(text: str, dim: int = 64) -> list[float]:
-    """A deterministic unit vector: hashed word vectors summed, plus a little of the whole text.
-
-    The word part makes texts that share words similar (so retrieval in a dry run behaves
-    sensibly); the whole-text part keeps distinct texts, even permutations, distinct.
-    """
-    acc = [0.0] * dim
-    for word in re.findall(r"\w+", text.lower()):
-        for i, x in enumerate(_word_vector(word, dim)):
-            acc[i] += x
-    acc = _unit(acc)
-    whole = _unit(list(_word_vector("\x00" + hashlib.sha256(text.encode()).hexdigest(), dim)))
-    return _unit([a + 0.25 * w for a, w in zip(acc, whole, strict=True)])
-
-
-def message_text(content: Any) -> str:
-    """Text of a message's content: a string, or OpenAI content parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
 
 
 @dataclass(slots=True)
@@ -419,7 +387,7 @@ class ScriptedServer(ManagedServer):
         data = []
         for i, text in enumerate(inputs):
             vec = embed_text(text, self.embedding_dim)
-            data.append({"object": "embedding", "index": i, "embedding": _unit(vec[:dim])})
+            data.append({"object": "embedding", "index": i, "embedding": unit_vector(vec[:dim])})
         n = sum(len(whitespace_tokens(t)) for t in inputs)
         return _json_reply(
             200,

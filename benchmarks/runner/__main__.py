@@ -1,5 +1,5 @@
 """`python -m benchmarks.runner ...` is `pmem-bench ...`."""
 
-from benchmarks.runner.cli import main
+from benchmarks.runner import main
 
 main()

@@ -26,7 +26,10 @@ from omegaconf import DictConfig, OmegaConf
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, manifest
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+# configs/ at the top of a checkout; in an installed harness the same files ride in the package
+# (benchmarks/configs links to them, and the wheel carries them), so this holds wherever
+# pmem-bench is started.
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 log = logging.getLogger("pmem.bench")
 GROUPS = ("arm", "benchmark", "llm", "embedder", "judge", "writer", "experiment")
 META_KEYS = ("name",)  # config keys that describe a component rather than construct it

@@ -19,7 +19,7 @@ from benchmarks.models.usage import UsageMeter
 from benchmarks.runner.arm import MemoryArm, Services
 from benchmarks.runner.runs import RunFolder
 from benchmarks.runner.types import Benchmark, Episode, Question
-from benchmarks.scoring.stats import binomial_ci
+from benchmarks.stats import binomial_ci
 
 if TYPE_CHECKING:
     from benchmarks.runner.stack import ModelStack

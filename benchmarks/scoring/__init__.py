@@ -1,6 +1,7 @@
 """Scoring: the benchmarks' own rules (MemoryAgentBench's answer normalization and matching,
-`rules`), the scorers a run applies (`scorers`), LongMemEval's judges (`judge`), and the
-statistics every table reports (`stats`).
+`rules`), the scorers a run applies (`scorers`) and LongMemEval's judges (`judge`). The
+statistics every summary and table reports are `benchmarks.stats`, below both the runner and
+the reports.
 
 The rules are re-exported here: the design contract names them `benchmarks.scoring.<rule>`.
 """

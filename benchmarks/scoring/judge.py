@@ -4,9 +4,11 @@ Accuracy on LongMemEval is a model's yes/no verdict, not a string match, so the 
 are part of the metric: ``LongMemEvalJudge`` uses the official per-type prompts word for word
 (xiaowu0162/LongMemEval @ 9e0b455f4ef0e2ab8f2e582289761153549043fc,
 src/evaluation/evaluate_qa.py, ``get_anscheck_prompt``; MIT), with the official call (one user
-message, temperature 0, max_tokens 10) and label (``'yes' in reply.lower()``). The paper runs
-the same protocol with a different judge model (Qwen3.6-35B-A3B-FP8, Appendix B); the model is
-the judge profile's business (configs/judge), not this module's.
+message, temperature 0, max_tokens 10) and label (``'yes' in reply.lower()``). The prompts are
+the benchmark's own published text, so they live with the dataset
+(``benchmarks.longmemeval.prompts``) and are re-exported here. The paper runs the same protocol
+with a different judge model (Qwen3.6-35B-A3B-FP8, Appendix B); the model is the judge profile's
+business (configs/judge), not this module's.
 
 The paper adds two judge uses of its own (Appendix B.1) and does not print their prompts, so
 the prompts here are ours (each docstring says so; their hashes are pinned in the tests):
@@ -34,7 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.longmemeval import KNOWLEDGE_UPDATE, is_abstention
+from benchmarks.longmemeval.prompts import JUDGE_TEMPLATES, judge_prompt, judge_template_name
+from benchmarks.longmemeval.schema import KNOWLEDGE_UPDATE, is_abstention
 from benchmarks.scoring.rules import normalize_answer
 
 __all__ = [
@@ -62,92 +65,9 @@ __all__ = [
 JUDGE_MAX_TOKENS = 10  # evaluate_qa.py
 JUDGE_TEMPERATURE = 0.0  # evaluate_qa.py
 
-# --------------------------------------------------------------------------------------------
-# The official judge prompts, character for character (slots: question, answer, response).
-# Note the official quirk kept here: the general and temporal templates have a space before
-# "\n\nQuestion:"; the knowledge-update, preference and abstention templates do not.
-# --------------------------------------------------------------------------------------------
-
-JUDGE_TEMPLATES: dict[str, str] = {
-    # single-session-user, single-session-assistant, multi-session
-    "default": (
-        "I will give you a question, a correct answer, and a response from a model. Please "
-        "answer yes if the response contains the correct answer. Otherwise, answer no. If the "
-        "response is equivalent to the correct answer or contains all the intermediate steps to "
-        "get the correct answer, you should also answer yes. If the response only contains a "
-        "subset of the information required by the answer, answer no. \n\nQuestion: {}\n\n"
-        "Correct Answer: {}\n\nModel Response: {}\n\nIs the model response correct? Answer yes "
-        "or no only."
-    ),
-    "temporal-reasoning": (
-        "I will give you a question, a correct answer, and a response from a model. Please "
-        "answer yes if the response contains the correct answer. Otherwise, answer no. If the "
-        "response is equivalent to the correct answer or contains all the intermediate steps to "
-        "get the correct answer, you should also answer yes. If the response only contains a "
-        "subset of the information required by the answer, answer no. In addition, do not "
-        "penalize off-by-one errors for the number of days. If the question asks for the number "
-        "of days/weeks/months, etc., and the model makes off-by-one errors (e.g., predicting 19 "
-        "days when the answer is 18), the model's response is still correct. \n\nQuestion: {}"
-        "\n\nCorrect Answer: {}\n\nModel Response: {}\n\nIs the model response correct? Answer "
-        "yes or no only."
-    ),
-    "knowledge-update": (
-        "I will give you a question, a correct answer, and a response from a model. Please "
-        "answer yes if the response contains the correct answer. Otherwise, answer no. If the "
-        "response contains some previous information along with an updated answer, the "
-        "response should be considered as correct as long as the updated answer is the "
-        "required answer.\n\nQuestion: {}\n\nCorrect Answer: {}\n\nModel Response: {}\n\nIs "
-        "the model response correct? Answer yes or no only."
-    ),
-    "single-session-preference": (
-        "I will give you a question, a rubric for desired personalized response, and a response "
-        "from a model. Please answer yes if the response satisfies the desired response. "
-        "Otherwise, answer no. The model does not need to reflect all the points in the rubric. "
-        "The response is correct as long as it recalls and utilizes the user's personal "
-        "information correctly.\n\nQuestion: {}\n\nRubric: {}\n\nModel Response: {}\n\nIs the "
-        "model response correct? Answer yes or no only."
-    ),
-    "abstention": (
-        "I will give you an unanswerable question, an explanation, and a response from a model. "
-        "Please answer yes if the model correctly identifies the question as unanswerable. The "
-        "model could say that the information is incomplete, or some other information is "
-        "given but the asked information is not.\n\nQuestion: {}\n\nExplanation: {}\n\nModel "
-        "Response: {}\n\nDoes the model correctly identify the question as unanswerable? Answer "
-        "yes or no only."
-    ),
-}
-_TEMPLATE_FOR_TYPE = {
-    "single-session-user": "default",
-    "single-session-assistant": "default",
-    "multi-session": "default",
-    "temporal-reasoning": "temporal-reasoning",
-    "knowledge-update": "knowledge-update",
-    "single-session-preference": "single-session-preference",
-}
-
 
 def prompt_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def judge_template_name(question_type: str, abstention: bool = False) -> str:
-    """Which official template judges a question: abstention overrides the type."""
-    if abstention:
-        return "abstention"
-    if question_type not in _TEMPLATE_FOR_TYPE:
-        raise ValueError(
-            f"no LongMemEval judge prompt for question type {question_type!r}; "
-            f"known: {', '.join(_TEMPLATE_FOR_TYPE)}"
-        )
-    return _TEMPLATE_FOR_TYPE[question_type]
-
-
-def judge_prompt(
-    question_type: str, question: str, answer: str, response: str, abstention: bool = False
-) -> str:
-    """The official judge prompt, filled as evaluate_qa.py fills it (``str.format``)."""
-    template = JUDGE_TEMPLATES[judge_template_name(question_type, abstention)]
-    return template.format(question, answer, response)
 
 
 def judge_label(reply: str) -> bool:

