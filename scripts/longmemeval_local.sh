@@ -40,4 +40,4 @@ for arm in ${ARMS:-$ORDER}; do
   # shellcheck disable=SC2086
   $BENCH $E ${RUN[$arm]} || echo "!! $arm failed (rerun resumes it)" >&2
 done
-.venv/bin/python -m benchmarks.reports.tables longmemeval_local
+.venv/bin/python -m benchmarks.reports longmemeval_local

@@ -82,7 +82,7 @@ done
 for t in "$@"; do
   case $t in
     table3|table4|table5|table9|table10|table11|haystack_growth)
-      $t; .venv/bin/python -m benchmarks.reports.tables "$t" ;;
+      $t; .venv/bin/python -m benchmarks.reports "$t" ;;
     *) echo "unknown table '$t' (table3 table4 table5 table9 table10 table11 haystack_growth all)" >&2
        exit 2 ;;
   esac

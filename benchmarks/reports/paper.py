@@ -8,7 +8,7 @@ from __future__ import annotations
 
 # The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
-# `writer=vllm35b` is reported as `<arm>_35b` (benchmarks.reports.tables.arm_key).
+# `writer=vllm35b` is reported as `<arm>_35b` (benchmarks.reports.frame.arm_key).
 WRITER_ROWS: dict[str, str] = {"Qwen/Qwen3.6-35B-A3B-FP8": "_35b"}
 
 # Table 6 (§4.2.1, n=140 per L): current-value accuracy (%) as revisions accumulate.

@@ -33,6 +33,7 @@ import pandas as pd
 
 from benchmarks.factconsolidation import FactConsolidation, KeyHistory, gold_state
 from benchmarks.scoring.rules import normalize_answer
+from pmem import Memory
 
 STATE_TARGETS = ("baselines.pmem_arms.state.StateArm", "baselines.pmem_arms.state.OracleStateArm")
 # Appendix F / B.4 at 6k, for the side-by-side table.
@@ -90,8 +91,6 @@ def audit_state(
 
 def audit_run(run: Path) -> dict[str, Any] | None:
     """The audit of one run folder, or None if it is not a finished state-arm ingest."""
-    from pmem import Memory
-
     manifest = json.loads((run / "manifest.json").read_text())
     cfg = manifest["config"]
     if cfg["arm"].get("_target_") not in STATE_TARGETS:

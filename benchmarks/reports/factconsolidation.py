@@ -1,0 +1,99 @@
+"""The FactConsolidation table (§4.3, Table 7): accuracy by source, the single-hop stale rate,
+and what each arm's ingest cost, ours beside the paper's, from run folders.
+
+Why a module of its own: Table 7 is the one table whose columns are sources (single- and
+multi-hop streams at each length) and that prints the write side's ingest cost next to
+accuracy; the run frame, header and ingest records come from benchmarks/reports/frame.py, and
+benchmarks/reports/tables.py registers the builder. Appendix F's audit of the same runs is
+benchmarks/reports/write_audit.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.reports import paper
+from benchmarks.reports.figures import figure
+from benchmarks.reports.frame import Builder, format_cost, header, ingest_cost
+
+
+def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
+    """§4.3: accuracy by source (ours [interval] (n) / paper), the single-hop stale rate, and
+    what each arm's ingest cost."""
+    rows: dict[str, dict[str, Any]] = {}
+    costs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for _, r in df.sort_values(["arm", "source"]).iterrows():
+        row = rows.setdefault(r["arm"], {})
+        ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
+        n = int(r["substring.n"])
+        ours = f"{r['substring.acc']:.0f} [{r['substring.lo']:.0f}–{r['substring.hi']:.0f}] ({n})"
+        row[f"{r['source']} acc"] = ours + (f" / {ref}" if ref is not None else "")
+        stale = r.get("rate.stale.stale")
+        if stale is not None and stale == stale:  # not NaN: a single-hop source
+            ref = paper.TABLE7_STALE.get(r["arm"], {}).get(r["source"])
+            sn = int(r["rate.stale.stale.n"])
+            row[f"{r['source']} stale"] = f"{stale:.1f} ({sn})" + (
+                f" / {ref}" if ref is not None else ""
+            )
+        cost = ingest_cost(runs / "table7" / r["run"])
+        paid = costs.setdefault((r["arm"], r["source"].split("_")[1]), [])
+        if cost is not None:
+            paid.append(cost)
+    for (arm, length), paid in costs.items():  # sh and mh share a stream: show the paying run
+        if paid:
+            rows[arm][f"ingest {length}"] = format_cost(max(paid, key=lambda c: c["calls"]))
+    table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
+    table = table[sorted(table.columns, key=_table7_column)]
+    table.index.name = "arm"
+    _plot_table7(df, out / "figures" / "table7.png")
+    cells = (
+        "Cells: accuracy % by MemoryAgentBench's substring rule with a 95% Wilson interval and "
+        "(n questions), then / the paper's figure (Qwen3-4B-Instruct-2507, n=100 per cell) "
+        "where it reports one; stale: % of stale-scoreable single-hop questions answered with a "
+        "superseded value (n), / the paper's."
+    )
+    return (
+        header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df, cells)
+        + "\n"
+        + table.to_markdown()
+        + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
+        "batches; calls answered from the response cache in parentheses), tokens, and wall "
+        "time on this machine; – where the run predates the ingest record.\n"
+    )
+
+
+def _table7_column(name: str) -> tuple[int, int, str]:
+    kind = {"acc": 0, "stale": 1}.get(name.split()[-1], 2)
+    source = name.split()[0] if kind < 2 else name.split()[-1]
+    hop, _, length = source.partition("_")
+    order = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
+    return (kind, {"sh": 0, "mh": 1}.get(hop, 0), str(order.get(length, length)))
+
+
+def _plot_table7(df: pd.DataFrame, path: Path) -> None:
+    """Grouped bars: accuracy per arm and source, ours (with 95% intervals) beside the paper's."""
+    sources = sorted(df["source"].unique(), key=lambda s: (s.split("_")[0] != "sh", s))
+    arms = sorted(df["arm"].unique())
+    size = (4.2 * len(sources), 4.2)
+    with figure(path, ncols=len(sources), figsize=size, squeeze=False) as (fig, axes):
+        for ax, source in zip(axes[0], sources, strict=True):
+            sub = df[df["source"] == source].set_index("arm")
+            xs = range(len(arms))
+            ours = [sub["substring.acc"].get(a, float("nan")) for a in arms]
+            lo = [o - sub["substring.lo"].get(a, o) for a, o in zip(arms, ours, strict=True)]
+            hi = [sub["substring.hi"].get(a, o) - o for a, o in zip(arms, ours, strict=True)]
+            ax.bar([x - 0.2 for x in xs], ours, 0.4, yerr=[lo, hi], capsize=2, label="ours")
+            ref = [paper.TABLE7_ACCURACY.get(a, {}).get(source, float("nan")) for a in arms]
+            ax.bar([x + 0.2 for x in xs], ref, 0.4, alpha=0.5, hatch="//", label="paper")
+            ax.set_xticks(list(xs), arms, rotation=60, ha="right", fontsize=7)
+            ax.set_ylim(0, 105)
+            ax.set_title(source)
+            ax.set_ylabel("accuracy (%)")
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle("Table 7: FactConsolidation (MemoryAgentBench substring rule)")
+
+
+TABLES: dict[str, Builder] = {"table7": table7}

@@ -1,0 +1,98 @@
+"""§4.1.1's read cost as the haystack grows: mean read tokens per query at each haystack size,
+per arm, with the growth per added session beside the paper's statement.
+
+Why a module of its own: the growth sweep is read-only (run.answer=false: no answer is paid or
+scored), so its table is built from the read sizes and the haystack each prediction record
+kept, not from scores; benchmarks/reports/tables.py registers it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.reports import paper_longmemeval as paper
+from benchmarks.reports.figures import figure
+from benchmarks.reports.frame import Builder, header
+from benchmarks.reports.longmemeval_common import label
+
+
+def haystack_sizes(runs: Path, experiment: str, run: str) -> float | None:
+    """Mean sessions per haystack actually read in a run (the evidence is always kept, so a
+    haystack can exceed `benchmark.sessions`), from its prediction records."""
+    sizes = [
+        (json.loads(line).get("meta") or {}).get("haystack_sessions")
+        for line in (runs / experiment / run / "predictions.jsonl").read_text().splitlines()
+        if line
+    ]
+    sizes = [s for s in sizes if s is not None]
+    return sum(sizes) / len(sizes) if sizes else None
+
+
+def growth_frame(df: pd.DataFrame, runs: Path) -> pd.DataFrame:
+    """One row per (arm, haystack size) run of the growth sweep, placed by the sessions it
+    actually read (the released haystack, `sessions: null`, is the sweep's right end)."""
+    sizes = [haystack_sizes(runs, "haystack_growth", r) for r in df["run"]]
+    return df.assign(haystack=pd.Series(sizes, index=df.index, dtype=float)).sort_values(
+        ["arm", "haystack"]
+    )
+
+
+def _n_range(df: pd.DataFrame) -> str:
+    low, high = int(df["n"].min()), int(df["n"].max())
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
+def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
+    """§4.1.1: mean read tokens per query as the haystack grows, per arm, with each read's
+    growth per added session (least squares) beside the paper's statement."""
+    g = growth_frame(df, runs)
+    sizes = sorted(g["haystack"].dropna().unique())
+    rows = {}
+    for arm, a in g.groupby("arm"):
+        sessions, tokens = a["haystack"].to_numpy(float), a["mean_tokens"].to_numpy(float)
+        row = {f"{n:g} sessions": f"{t:,.0f}" for n, t in zip(sessions, tokens, strict=True)}
+        if len(set(sessions)) >= 2:
+            slope = np.polyfit(sessions, tokens, 1)[0]
+            row["tokens / added session"] = f"{slope:,.0f}"
+        ref = paper.GROWTH.get(arm)
+        row["paper"] = f"~{ref['tokens'] / 1000:.0f}k, {ref['shape']}" if ref else "–"
+        rows[label(arm)] = row
+    columns = [f"{s:g} sessions" for s in sizes] + ["tokens / added session", "paper"]
+    table = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=columns).fillna("–")
+    table.index.name = "arm"
+    _plot_growth(g, out / "figures" / "haystack_growth.png")
+    cells = (
+        "Cells: mean read tokens per query (the reader's tokenizer) at each mean haystack size "
+        "(sessions actually kept: evidence sessions are never dropped); tokens / added session "
+        "is the least-squares slope. Read-only runs (run.answer=false): no answers are paid. "
+        f"Questions per cell: {_n_range(df)}."
+    )
+    return header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + table.to_markdown()
+
+
+def _plot_growth(g: pd.DataFrame, path: Path) -> None:
+    """Read tokens against haystack size, one line per arm; the paper's figures hollow."""
+    with figure(path, figsize=(6.5, 4.2)) as (_, ax):
+        for i, (arm, a) in enumerate(g.groupby("arm")):
+            color = f"C{i}"
+            ax.plot(a["haystack"], a["mean_tokens"], "o-", color=color, label=label(arm))
+            ref = paper.GROWTH.get(arm)
+            if ref and ref["shape"] == "flat":
+                ax.plot(paper.GROWTH_SESSIONS, [ref["tokens"]] * len(paper.GROWTH_SESSIONS), "o--",
+                        mfc="none", color=color, alpha=0.6)  # fmt: skip
+            elif ref:
+                ax.plot(
+                    paper.GROWTH_SESSIONS[-1], ref["tokens"], "o", mfc="none", color=color, ms=9
+                )
+        ax.set_yscale("log")
+        ax.set_xlabel("sessions in the haystack")
+        ax.set_ylabel("mean read tokens per query")
+        ax.set_title("§4.1.1: read cost as the haystack grows (hollow: paper)")
+        ax.legend(fontsize=7)
+
+
+TABLES: dict[str, Builder] = {"haystack_growth": haystack_growth}
