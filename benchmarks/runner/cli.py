@@ -24,7 +24,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
-from benchmarks.runner.runs import RunFolder, manifest
+from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
 
 # configs/ at the top of a checkout; in an installed harness the same files ride in the package
 # (benchmarks/configs links to them, and the wheel carries them), so this holds wherever
@@ -86,80 +86,101 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         episodes = _limit(episodes, int(cfg.run.limit))
     expected = sum(len(e.questions) for e in episodes)
     run = RunFolder.for_config(cfg.run.root, cfg.name, cfg.arm.name, cfg.benchmark.name, resolved)
-    prompts = {**bench.prompts(), **{f"arm.{k}": v for k, v in _arm_prompts(arm_factory).items()}}
-    for name, scorer in scorers.items():  # judges' prompts are part of the metric
-        prompts.update({f"scorer.{name}.{k}": v for k, v in getattr(scorer, "prompts", {}).items()})
-    previous = run.read_json("manifest.json")
-    info = manifest(resolved, bench.fingerprint(), prompts)
-    if previous:
-        info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
-    run.write_json("manifest.json", info)
-    log_file = _log_to(run.path / "run.log")
-    print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
-    log.info(
-        "start: %s x %s, %d questions, config %s",
-        cfg.arm.name,
-        cfg.benchmark.name,
-        expected,
-        info["config_sha256"][:10],
-    )
-    if cfg.run.dry_run:
-        print(OmegaConf.to_yaml(cfg))
-        logging.getLogger().removeHandler(log_file)
-        return {"dry_run": True, "run": str(run.path)}
-
-    read_only = not cfg.run.get("answer", True)
-    cache = ResponseCache(cfg.run.cache)
-    meter = UsageMeter()
-    stack = ModelStack(resolved, cache, meter, run.logs)
-    started = time.perf_counter()
-
-    async def stages() -> list[dict[str, Any]]:
-        try:
-            if not cfg.run.rescore:
-                await answer_stage(
-                    run,
-                    bench,
-                    episodes,
-                    arm_factory,
-                    stack,
-                    episode_concurrency=cfg.run.episode_concurrency,
-                    progress=cfg.run.progress,
-                    answer=not read_only,
-                )
-            if read_only:
-                return []  # nothing to score: the records hold reads, not answers
-            return await score_stage(run, scorers, stack, progress=cfg.run.progress)
-        finally:
-            await stack.close()
-
-    try:
-        rows = asyncio.run(stages())
-    except BaseException as err:
-        log.error("stopped: %r (rerun the same command to resume)", err)
-        raise
-    finally:
-        stack.stop_servers()
-        logging.getLogger().removeHandler(log_file)
-    wall = time.perf_counter() - started
-    predictions = unique_by_id(run.predictions.read())
-    summary = summarize(predictions, rows, expected)
-    summary.update(
-        {
-            "run": str(run.path),
-            "usage": meter.to_dict(),
-            "wall_s": round(wall, 2),
-            "rescore": bool(cfg.run.rescore),
-            "read_only": read_only,
+    with run.lock():  # one runner per folder: a second stops here, naming the first
+        prompts = {
+            **bench.prompts(),
+            **{f"arm.{k}": v for k, v in _arm_prompts(arm_factory).items()},
         }
+        for name, scorer in scorers.items():  # judges' prompts are part of the metric
+            prompts.update(
+                {f"scorer.{name}.{k}": v for k, v in getattr(scorer, "prompts", {}).items()}
+            )
+        previous = run.read_json("manifest.json")
+        info = manifest(resolved, bench.fingerprint(), prompts)
+        if previous:
+            check_same_data(run.path, previous["dataset"], info["dataset"])
+        if previous:
+            info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
+        run.write_json("manifest.json", info)
+        log_file = _log_to(run.path / "run.log")
+        print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
+        log.info(
+            "start: %s x %s, %d questions, config %s",
+            cfg.arm.name,
+            cfg.benchmark.name,
+            expected,
+            info["config_sha256"][:10],
+        )
+        if cfg.run.dry_run:
+            print(OmegaConf.to_yaml(cfg))
+            logging.getLogger().removeHandler(log_file)
+            return {"dry_run": True, "run": str(run.path)}
+
+        read_only = not cfg.run.get("answer", True)
+        cache = ResponseCache(cfg.run.cache)
+        meter = UsageMeter()
+        stack = ModelStack(resolved, cache, meter, run.logs)
+        started = time.perf_counter()
+
+        async def stages() -> list[dict[str, Any]]:
+            try:
+                if not cfg.run.rescore:
+                    await answer_stage(
+                        run,
+                        bench,
+                        episodes,
+                        arm_factory,
+                        stack,
+                        episode_concurrency=cfg.run.episode_concurrency,
+                        progress=cfg.run.progress,
+                        answer=not read_only,
+                    )
+                if read_only:
+                    return []  # nothing to score: the records hold reads, not answers
+                return await score_stage(run, scorers, stack, progress=cfg.run.progress)
+            finally:
+                await stack.close()
+
+        try:
+            rows = asyncio.run(stages())
+        except BaseException as err:
+            log.error("stopped: %r (rerun the same command to resume)", err)
+            raise
+        finally:
+            stack.stop_servers()
+            logging.getLogger().removeHandler(log_file)
+        wall = time.perf_counter() - started
+        predictions = unique_by_id(run.predictions.read())
+        summary = summarize(predictions, rows, expected)
+        summary.update(
+            {
+                "run": str(run.path),
+                "usage": meter.to_dict(),
+                "wall_s": round(wall, 2),
+                "rescore": bool(cfg.run.rescore),
+                "read_only": read_only,
+            }
+        )
+        run.write_json("summary.json", summary)
+        cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
+        print(report(summary))
+        print(cost)
+        with (run.path / "run.log").open("a") as f:
+            f.write(report(summary) + "\n" + cost + "\n")
+        return summary
+
+
+def check_same_data(folder: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
+    """A run folder resumes only on the data it was made from: a data file edited in place would
+    otherwise mix old questions and golds with new ones under a manifest claiming the new file."""
+    if before.get("sha256") == now.get("sha256"):
+        return
+    source = now.get("file") or now.get("source") or "the benchmark's data"
+    raise UsageError(
+        f"run folder {folder} was made from data with sha256 {before.get('sha256')}, but "
+        f"{source} now has sha256 {now.get('sha256')}: its questions or golds changed. Restore "
+        "the data the run was made from, or move the run folder aside to start a new run"
     )
-    run.write_json("summary.json", summary)
-    cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
-    print(report(summary))
-    print(cost)
-    with (run.path / "run.log").open("a") as f:
-        f.write(report(summary) + "\n" + cost + "\n")
-    return summary
 
 
 def report(summary: dict[str, Any]) -> str:
@@ -220,7 +241,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
 
     try:
         execute(cfg)
-    except (UsageError, ConfigError, ModelError) as err:
+    except (UsageError, ConfigError, ModelError, RunFolderInUse) as err:
         print(f"pmem-bench: error: {err}", file=sys.stderr)
         sys.exit(2)
 

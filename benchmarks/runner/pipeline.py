@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import hashlib
 import json
 import statistics
 import time
@@ -112,7 +113,7 @@ async def answer_stage(
             own = metered_copy(services)  # this episode's usage, exact under concurrency
             arm = arm_factory(services=own)
             try:
-                snapshot = run.snapshots / _safe(ep.id)
+                snapshot = run.snapshots / snapshot_name(ep.id)
                 if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
                     started = time.perf_counter()
                     await arm.ingest(ep.events)
@@ -258,5 +259,11 @@ def mean_context_meta(predictions: list[dict[str, Any]]) -> dict[str, float]:
 
 
 @functools.cache
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+def snapshot_name(name: str) -> str:
+    """An episode id as a snapshot folder name. An id that is already a plain name keeps it; any
+    other gets its characters replaced and a hash of the id appended, so two ids never share a
+    folder (``user/1`` and ``user_1`` would both read ``user_1``)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    if safe == name and name and not name.startswith("."):
+        return name
+    return f"{safe.lstrip('.') or 'episode'}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"

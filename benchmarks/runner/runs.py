@@ -7,11 +7,15 @@ their model calls are usually in the response cache already).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import hashlib
 import json
+import logging
 import os
 import platform
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,6 +35,8 @@ ENDPOINT_FIELDS = (
 # Keys that change how a run executes but not what it computes: never part of the run's identity
 # (nor of the response cache's key).
 OPERATIONAL_KEYS = frozenset({"base_url", "api_key", "server", "batch_size", *ENDPOINT_FIELDS})
+log = logging.getLogger("pmem.bench")
+
 PACKAGES = ("pmem", "httpx", "hydra-core", "omegaconf", "numpy", "tqdm")
 
 # A run's identity must not move when code does. Run folders were first named while these
@@ -99,29 +105,73 @@ def config_hash(cfg: dict[str, Any]) -> str:
 
 
 class JsonLines:
-    """An append-only JSON-lines file that survives a kill mid-write."""
+    """An append-only JSON-lines file that survives a kill mid-write and never loses a good
+    record to a bad one.
 
-    def __init__(self, path: Path) -> None:
+    `required`: fields every record must carry (a run's records need their ``id``).
+    """
+
+    def __init__(self, path: Path, required: tuple[str, ...] = ()) -> None:
         self.path = path
+        self.required = required
+        self.rejected = path.with_name(path.name + ".rejected")
 
     def read(self) -> list[dict[str, Any]]:
-        """Every complete record; a torn last line (a kill mid-write) is cut off the file."""
+        """Every good record, in file order.
+
+        A line that is torn (a kill mid-write), not JSON, or not a record (not an object, or
+        missing a required field) is set aside whole in `<name>.rejected` with its line number
+        and why, logged as a warning, and taken out of the file; the good lines before and after
+        it stay, so a resumed run re-answers only what the bad line held.
+        """
         if not self.path.exists():
             return []
         raw = self.path.read_bytes()
-        records, good = [], 0
-        for line in raw.splitlines(keepends=True):
+        records: list[dict[str, Any]] = []
+        kept: list[bytes] = []
+        bad: list[tuple[int, bytes, str]] = []
+        for number, line in enumerate(raw.splitlines(keepends=True), start=1):
+            problem = None
             if not line.endswith(b"\n"):
-                break
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-            good += len(line)
-        if good != len(raw):
-            with self.path.open("r+b") as f:
-                f.truncate(good)
+                problem = "torn (no end of line: a write cut short)"
+            else:
+                try:
+                    record = json.loads(line)
+                except ValueError as err:  # JSONDecodeError, or bytes that are not UTF-8
+                    problem = f"not JSON ({err})"
+                else:
+                    if not isinstance(record, dict):
+                        problem = f"not a record (a JSON {type(record).__name__})"
+                    elif missing := [f for f in self.required if f not in record]:
+                        problem = f"not a record (no {', '.join(missing)})"
+            if problem is None:
+                records.append(record)
+                kept.append(line)
+            else:
+                bad.append((number, line, problem))
+        if bad:
+            self._set_aside(bad, kept)
         return records
+
+    def _set_aside(self, bad: list[tuple[int, bytes, str]], kept: list[bytes]) -> None:
+        now = dt.datetime.now(dt.UTC).isoformat()
+        with self.rejected.open("a", encoding="utf-8") as side:
+            for number, line, problem in bad:
+                text = line.decode("utf-8", "backslashreplace").rstrip("\n")
+                side.write(
+                    json.dumps({"line": number, "problem": problem, "text": text, "at": now}) + "\n"
+                )
+                log.warning(
+                    "%s: line %d is %s; set aside in %s", self.path, number, problem, self.rejected
+                )
+            side.flush()
+            os.fsync(side.fileno())
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        with tmp.open("wb") as f:
+            f.writelines(kept)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
@@ -140,11 +190,18 @@ class JsonLines:
         return iter(self.read())
 
 
+LOCK_FILE = ".lock"
+
+
+class RunFolderInUse(RuntimeError):
+    """Another runner holds the run folder: two would answer every question twice."""
+
+
 class RunFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.predictions = JsonLines(path / "predictions.jsonl")
-        self.scores = JsonLines(path / "scores.jsonl")
+        self.predictions = JsonLines(path / "predictions.jsonl", required=("id",))
+        self.scores = JsonLines(path / "scores.jsonl", required=("id",))
         self.snapshots = path / "snapshots"
         self.logs = path / "logs"
 
@@ -159,6 +216,33 @@ class RunFolder:
         folder.snapshots.mkdir(exist_ok=True)
         folder.logs.mkdir(exist_ok=True)
         return folder
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run folder for this process until the block ends.
+
+        A POSIX record lock (`fcntl.lockf`, which NFS carries between nodes) on `.lock`, which
+        also says who holds it: a second runner stops at once with one line naming the first's
+        pid and host. The lock dies with its process, so a kill -9 never leaves a folder locked.
+        """
+        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.pread(fd, 512, 0).decode("utf-8", "replace").strip()
+                raise RunFolderInUse(
+                    f"run folder {self.path} is in use by {holder or 'another runner'}; "
+                    "wait for that run to finish or stop it, then rerun to resume"
+                ) from None
+            since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            os.ftruncate(fd, 0)
+            os.pwrite(
+                fd, f"pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0
+            )
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def write_json(self, name: str, payload: dict[str, Any]) -> None:
         tmp = self.path / f".{name}.tmp"
