@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
+from benchmarks.runner.settings import SettingError, check_settings
 
 # configs/ at the top of a checkout; in an installed harness the same files ride in the package
 # (benchmarks/configs links to them, and the wheel carries them), so this holds wherever
@@ -78,6 +79,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
+    check_settings(resolved)  # types and ranges, before anything is built or started
     bench = build(cfg.benchmark)
     arm_factory = build(cfg.arm, _partial_=True)
     scorers = {name: build(node) for name, node in cfg.scorers.items()}
@@ -241,7 +243,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
 
     try:
         execute(cfg)
-    except (UsageError, ConfigError, ModelError, RunFolderInUse) as err:
+    except (UsageError, SettingError, ConfigError, ModelError, RunFolderInUse) as err:
         print(f"pmem-bench: error: {err}", file=sys.stderr)
         sys.exit(2)
 

@@ -1,0 +1,98 @@
+"""The run's and the model profiles' settings, checked by type and range before any work.
+
+Hydra composes whatever the command line says: `run.limit=abc` or `llm.concurrency=0` would
+otherwise surface minutes later as a traceback, a hang (an episode gate of 0) or, worse, be
+accepted (`run.rescore=maybe` is truthy). Each rule below names a key, the type it must have
+and the range it must lie in; `check_settings` reports the first broken one in one line, naming
+the key, the value and what is allowed. The arms' and benchmarks' own parameters are checked by
+their constructors (Hydra passes them as keyword arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+MODEL_GROUPS = ("llm", "embedder", "judge", "writer")
+
+
+class SettingError(ValueError):
+    """A setting of the wrong type or out of range; its message is the one line to print."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str  # "int", "number", "bool", "str"
+    low: float | None = None  # inclusive
+    nullable: bool = False
+    why: str = ""
+
+    def problem(self, value: Any) -> str | None:
+        if value is None:
+            return None if self.nullable else "must be set"
+        ok: Callable[[Any], bool] = {
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+            "bool": lambda v: isinstance(v, bool),
+            "str": lambda v: isinstance(v, str) and v != "",
+        }[self.kind]
+        if not ok(value):
+            return f"must be {self.describe()}"
+        if self.low is not None and value < self.low:
+            return f"must be {self.describe()}"
+        return None
+
+    def describe(self) -> str:
+        kind = {
+            "int": "a whole number",
+            "number": "a number",
+            "bool": "true or false",
+            "str": "a non-empty path or name",
+        }[self.kind]
+        if self.low is not None:
+            bound = int(self.low) if float(self.low).is_integer() else self.low
+            kind += f" >= {bound}"
+        if self.nullable:
+            kind += ", or null"
+        return kind + (f" ({self.why})" if self.why else "")
+
+
+RUN_RULES: dict[str, Rule] = {
+    "root": Rule("str"),
+    "cache": Rule("str"),
+    "limit": Rule("int", low=1, nullable=True, why="answer only the first N questions"),
+    "episode_concurrency": Rule("int", low=1, why="episodes ingested and read at once"),
+    "progress": Rule("bool"),
+    "rescore": Rule("bool"),
+    "answer": Rule("bool"),
+    "dry_run": Rule("bool"),
+}
+
+MODEL_RULES: dict[str, Rule] = {
+    "concurrency": Rule("int", low=1, why="requests in flight per endpoint"),
+    "timeout_s": Rule("number", low=0.001),
+    "connect_timeout_s": Rule("number", low=0.001),
+    "max_retries": Rule("int", low=0),
+    "backoff_s": Rule("number", low=0),
+    "backoff_max_s": Rule("number", low=0),
+    "temperature": Rule("number", low=0, nullable=True),
+    "max_tokens": Rule("int", low=1, nullable=True),
+    "batch_size": Rule("int", low=1, nullable=True),
+}
+
+
+def check_settings(cfg: Mapping[str, Any]) -> None:
+    """Raise `SettingError` for the first setting of `cfg` (a resolved config) that breaks its
+    rule; keys a profile does not have are not required here."""
+    checks = [(f"run.{k}", (cfg.get("run") or {}), k, rule) for k, rule in RUN_RULES.items()]
+    for group in MODEL_GROUPS:
+        node = cfg.get(group)
+        if isinstance(node, Mapping) and node.get("model") is not None:
+            checks += [(f"{group}.{k}", node, k, rule) for k, rule in MODEL_RULES.items()]
+    for name, node, key, rule in checks:
+        if key not in node:
+            continue
+        problem = rule.problem(node[key])
+        if problem:
+            raise SettingError(f"{name}={node[key]!r}: {problem}")

@@ -1,0 +1,70 @@
+"""Bad settings are refused before any work, each with one line naming the key, the value and
+what is allowed: no traceback, no hang, nothing accepted that means something else."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.runner.settings import MODEL_RULES, RUN_RULES, SettingError, check_settings
+
+BAD = [
+    ("run.limit=abc", "run.limit='abc': must be a whole number >= 1"),
+    ("run.limit=-2", "run.limit=-2: must be a whole number >= 1"),
+    ("run.limit=0", "run.limit=0: must be a whole number >= 1"),
+    ("run.episode_concurrency=0", "run.episode_concurrency=0: must be a whole number >= 1"),
+    ("run.episode_concurrency=abc", "run.episode_concurrency='abc': must be a whole number"),
+    ("run.rescore=maybe", "run.rescore='maybe': must be true or false"),
+    ("run.answer=1", "run.answer=1: must be true or false"),
+    ("run.progress=yes", "run.progress='yes': must be true or false"),
+    ("llm.concurrency=0", "llm.concurrency=0: must be a whole number >= 1"),
+    ("llm.max_retries=-1", "llm.max_retries=-1: must be a whole number >= 0"),
+    ("llm.temperature=hot", "llm.temperature='hot': must be a number >= 0"),
+    ("llm.timeout_s=0", "llm.timeout_s=0: must be a number >= 0.001"),
+    ("llm.max_tokens=2.5", "llm.max_tokens=2.5: must be a whole number >= 1"),
+    ("run.root=''", "run.root='': must be a non-empty path or name"),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), BAD)
+def test_a_bad_setting_is_one_line_naming_the_key(
+    override: str, message: str, tmp_path: Path
+) -> None:
+    root = [] if override.startswith("run.root") else [f"run.root={tmp_path / 'runs'}"]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.runner",
+            "experiment=smoke",
+            "llm=scripted",
+            "run.progress=false",
+            *root,
+            override,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"pmem-bench: error: {message}"), line
+    assert not (tmp_path / "runs" / "smoke").exists(), "refused before any run folder was made"
+
+
+def test_good_values_pass_and_null_only_where_allowed() -> None:
+    good = {
+        "run": {"limit": None, "episode_concurrency": 2, "rescore": False, "root": "runs"},
+        "llm": {"model": "m", "concurrency": 1, "max_retries": 0, "temperature": 0.7},
+    }
+    check_settings(good)
+    with pytest.raises(SettingError, match=r"^run.episode_concurrency=None: must be set$"):
+        check_settings({"run": {"episode_concurrency": None}})
+    # a profile with no model (embedder=none) is not checked: it is never called
+    check_settings({"embedder": {"model": None, "concurrency": 0}})
+    assert set(RUN_RULES) >= {"limit", "episode_concurrency", "rescore"}
+    assert set(MODEL_RULES) >= {"concurrency", "max_retries", "temperature"}
