@@ -10,24 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pmem.graph import (
-    ACTIVE,
     ALTERNATIVE,
     CONTESTED,
     CURRENT,
     HEAD,
     NEVER_HELD,
-    OPEN,
-    REVOKED,
     STALE,
-    STATUSES,
-    SUPERSEDED,
     UNFOUNDED,
     Cell,
     Evidence,
@@ -37,6 +33,7 @@ from pmem.graph import (
     opt_time,
     to_time,
 )
+from pmem.invariants import check_state, fingerprint
 from pmem.patch import Decision, Patch, decide
 from pmem.render import render as render_cells
 from pmem.state import State, V
@@ -61,8 +58,24 @@ class Citation:
     status: str  # current | stale | unfounded | contested
 
 
+T = TypeVar("T")
+
+
 def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def _writes(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a writing operation as one transaction (`Memory._writing`)."""
+
+    @functools.wraps(method)
+    def write(self: Memory, *args: Any, **kwargs: Any) -> T:
+        if self._depth or self._log.path is None:  # inside a transaction, or nothing to share
+            return method(self, *args, **kwargs)
+        with self._writing():
+            return method(self, *args, **kwargs)
+
+    return write
 
 
 class Memory:
@@ -115,7 +128,7 @@ class Memory:
             finally:
                 self._depth -= 1
             return
-        self._log.begin()
+        self._begin()
         self._depth = 1
         try:
             yield self
@@ -128,8 +141,37 @@ class Memory:
         finally:
             self._depth = 0
 
+    def _begin(self) -> None:
+        """Start a write transaction on the current log. Another `Memory` or process may have
+        written since this one last looked: then the state is derived again, inside the write
+        lock, so no operation is ever planned on a stale view (its preconditions, its ids)."""
+        if self._log.begin():
+            self._state = State.replay(self._log.entries())
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write of a persisted store outside a batch (`_writes` decides): its own
+        transaction (see `_begin`). A precondition that fails before anything was appended
+        needs no replay to undo."""
+        self._begin()
+        self._depth = 1
+        planned = self._log.last_seq
+        try:
+            yield
+        except BaseException:
+            wrote = self._log.last_seq != planned
+            self._log.rollback()
+            if wrote:
+                self._state = State.replay(self._log.entries())
+            raise
+        else:
+            self._log.commit()
+        finally:
+            self._depth = 0
+
     # -- evidence -----------------------------------------------------------------------------
 
+    @_writes
     def observe(self, text: str, source: str = "user", at: Any = None) -> str:
         """Record a raw observation (an evidence node); returns its id for `evidence=`."""
         if not isinstance(text, str) or not text.strip():
@@ -149,6 +191,7 @@ class Memory:
     # Operations that create a version return its id; the others return the id of the cell's
     # head afterwards (None when the cell is left empty).
 
+    @_writes
     def accept(
         self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
     ) -> str:
@@ -157,6 +200,7 @@ class Memory:
         body = self._version_body(key, value, evidence, valid_from)
         return f"v{self._commit('accept', key, body, at).seq}"
 
+    @_writes
     def reject(
         self,
         key: str,
@@ -181,6 +225,7 @@ class Memory:
             )
         return f"v{self._commit('reject', key, body, at).seq}"
 
+    @_writes
     def contest(
         self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
     ) -> str:
@@ -194,6 +239,7 @@ class Memory:
             raise InvalidOperation(key, f"contest: {value!r} is already {which}")
         return f"v{self._commit('contest', key, body, at).seq}"
 
+    @_writes
     def resolve(self, key: str, value: str, evidence: Any = None, at: Any = None) -> str:
         """Settle a contested cell: the chosen value heads it, every other one is contradicted."""
         key = _key(key)
@@ -214,6 +260,7 @@ class Memory:
         )
         return self._head_id(key)  # type: ignore[return-value]
 
+    @_writes
     def revoke(self, key: str, evidence: Any = None, at: Any = None) -> str | None:
         """Retract the head (tombstone); the nearest predecessor that held reopens, else empty."""
         key = _key(key)
@@ -222,6 +269,7 @@ class Memory:
         self._commit("revoke", key, {"evidence": self._evidence_ids(key, evidence)}, at)
         return self._head_id(key)
 
+    @_writes
     def support(self, key: str, evidence: Any = None, at: Any = None) -> str:
         """The paper's noop: the head gains a supported-by edge and a confirmation time."""
         key = _key(key)
@@ -233,6 +281,7 @@ class Memory:
 
     # -- the patch interface (§3.3) -----------------------------------------------------------
 
+    @_writes
     def apply(self, patch: Patch | dict[str, Any], hard_commit: bool = False) -> Applied:
         """Classify a patch against the head and apply the chosen operation. A stale or
         inapplicable patch raises `InvalidOperation`, unless `hard_commit`, which then installs
@@ -328,6 +377,7 @@ class Memory:
 
     # -- citations (field report: stale vs unfounded dependants) ------------------------------
 
+    @_writes
     def cite(self, item: str, version_id: str, at: Any = None) -> None:
         """Record that an outside item (a plan, a bet, a derived answer) rests on a version."""
         if not isinstance(item, str) or not item.strip():
@@ -361,26 +411,26 @@ class Memory:
         """Hard delete: every log entry of the key, the evidence only it used and citations of
         its versions go, in memory and on disk. Returns the number of log entries removed."""
         key = _key(key)
-        if key not in self._state.by_key:
-            raise InvalidOperation(key, "forget: no such key")
-        mine = self._entries_of(key)
-        used_here = {e for entry in mine for e in entry.body.get("evidence", ())}
-        used_elsewhere = {
-            e
-            for k, versions in self._state.by_key.items()
-            if k != key
-            for v in versions
-            for e in v.evidence
-        }
-        orphans = {int(e[1:]) for e in used_here - used_elsewhere}
-        drop = {e.seq for e in mine} | orphans
-        digest = hashlib.sha256(key.encode()).hexdigest()
-        with self.batch():
+        with self.batch():  # planned and applied under the write lock, on the current log
+            if key not in self._state.by_key:
+                raise InvalidOperation(key, "forget: no such key")
+            mine = self._entries_of(key)
+            used_here = {e for entry in mine for e in entry.body.get("evidence", ())}
+            used_elsewhere = {
+                e
+                for k, versions in self._state.by_key.items()
+                if k != key
+                for v in versions
+                for e in v.evidence
+            }
+            orphans = {int(e[1:]) for e in used_here - used_elsewhere}
+            drop = {e.seq for e in mine} | orphans
+            digest = hashlib.sha256(key.encode()).hexdigest()
             self._log.delete(drop)
             self._commit("forget", None, {"key_sha256": digest, "entries": len(drop)}, None)
             self._state = State.replay(self._log.entries())
         if isinstance(self._log, SQLiteLog):
-            self._log.scrub()
+            self._log.scrub()  # outside the transaction: after the commit
         return len(drop)
 
     # -- validation ---------------------------------------------------------------------------
@@ -394,8 +444,8 @@ class Memory:
             replayed = State.replay(self._log.entries())
         except Exception as err:  # a corrupt log is a finding, not a crash of the validator
             return [*problems, f"log does not replay: {err}"]
-        problems += _check_state(self._state, self._log.last_seq)
-        if _fingerprint(replayed) != _fingerprint(self._state):
+        problems += check_state(self._state, self._log.last_seq)
+        if fingerprint(replayed) != fingerprint(self._state):
             problems.append("derived state differs from a fresh replay of the log")
         return problems
 
@@ -499,101 +549,3 @@ def _citation_status(status: str) -> str:
     if status in NEVER_HELD:
         return UNFOUNDED
     return STALE
-
-
-def _fingerprint(state: State) -> tuple[Any, ...]:
-    return (
-        sorted(
-            (
-                v.id,
-                v.key,
-                v.value,
-                v.status,
-                v.supersedes,
-                v.alternative_of,
-                tuple(v.evidence),
-                v.support,
-                v.closed_by,
-                v.tombstone,
-                v.valid_from,
-                v.recorded_at,
-                v.confirmed_at,
-            )
-            for v in state.versions.values()
-        ),
-        sorted((k, v.id) for k, v in state.head.items()),
-        sorted(state.evidence.values(), key=lambda e: e.id),
-        sorted(state.tombstones.items()),
-        sorted((k, tuple(v)) for k, v in state.citations.items()),
-    )
-
-
-def _num(node_id: str) -> int:
-    return int(node_id.lstrip("veopt"))
-
-
-def _check_state(s: State, last_seq: int) -> list[str]:
-    """The invariants of DESIGN.md's contract and the field report's validator."""
-    out: list[str] = []
-    ids = [*s.versions, *s.evidence, *s.operations, *s.tombstones]
-    if len(ids) != len(set(ids)):
-        out.append("a node id is used twice")
-    out += [
-        f"{i}: id above the log's last sequence number {last_seq}"
-        for i in ids
-        if _num(i) > last_seq
-    ]
-    for key, versions in s.by_key.items():
-        heads = [v for v in versions if v.status in HEAD]
-        if len(heads) > 1:
-            out.append(f"{key!r}: {len(heads)} heads ({', '.join(v.id for v in heads)})")
-        head = s.head.get(key)
-        if (head.id if head else None) != (heads[0].id if heads else None):
-            out.append(f"{key!r}: head index disagrees with statuses")
-        alts = [v for v in versions if v.status == ALTERNATIVE]
-        if head is not None and (head.status == CONTESTED) != bool(alts):
-            out.append(
-                f"{key!r}: head {head.id} is {head.status} with {len(alts)} open alternative(s)"
-            )
-        for v in versions:
-            if v.status not in STATUSES:
-                out.append(f"{v.id}: unknown status {v.status!r}")
-            if v.key != key:
-                out.append(f"{v.id}: filed under {key!r} but its key is {v.key!r}")
-            for name in ("supersedes", "alternative_of"):
-                target = getattr(v, name)
-                if target is None:
-                    continue
-                t = s.versions.get(target)
-                if t is None:
-                    out.append(f"{v.id}: {name} edge to missing {target}")
-                elif t.key != v.key or t.seq >= v.seq:
-                    out.append(
-                        f"{v.id}: {name} edge to {target} does not point backward within its key"
-                    )
-            if v.status == ALTERNATIVE and (head is None or v.alternative_of != head.id):
-                out.append(f"{v.id}: open alternative not attached to the head of {key!r}")
-            if v.status not in OPEN and v.closed_by is None:
-                out.append(f"{v.id}: {v.status} but nothing closed it")
-            if v.status == REVOKED and (
-                v.tombstone is None or s.tombstones.get(v.tombstone) != v.id
-            ):
-                out.append(f"{v.id}: revoked without a tombstone that revokes it")
-            if v.status == SUPERSEDED and v.closed_by not in s.versions:
-                out.append(f"{v.id}: superseded by missing {v.closed_by}")
-            out += [
-                f"{v.id}: supported-by edge to missing {e}"
-                for e in v.evidence
-                if e not in s.evidence
-            ]
-    for tid, vid in s.tombstones.items():
-        if vid not in s.versions:
-            out.append(f"{tid}: revokes missing {vid}")
-    for item, vids in s.citations.items():
-        out += [f"citation {item!r}: cites missing {vid}" for vid in vids if vid not in s.versions]
-    for key in s.head:
-        if key not in s.by_key:
-            out.append(f"{key!r}: head of a key with no versions")
-    if any(v.status == ACTIVE and s.head.get(v.key) is not v for v in s.versions.values()):
-        out.append("an active version is not its key's head")
-    return out

@@ -22,6 +22,8 @@ SCHEMA_VERSION = 1
 # PRAGMA application_id marks the file as ours ("PMEM"), so a foreign SQLite file is recognized
 # before anything is written to it.
 APPLICATION_ID = 0x504D454D
+# How long a write waits for another writer's transaction before it is refused.
+BUSY_TIMEOUT_S = 5.0
 
 LOG_OPS = frozenset(
     {"observe", "accept", "reject", "contest", "resolve", "revoke", "support", "cite", "forget"}
@@ -68,8 +70,10 @@ class MemoryLog:
         drop = set(seqs)
         self._rows = [e for e in self._rows if e.seq not in drop]
 
-    def begin(self) -> None:
+    def begin(self) -> bool:
+        """Start a transaction; False: nothing else can write a list in this process's memory."""
         self._mark = (list(self._rows), self._last_seq)
+        return False
 
     def commit(self) -> None:
         self._mark = None
@@ -90,9 +94,8 @@ class SQLiteLog:
         self.path = os.fspath(path)
         self._in_tx = False
         self._conn = _open_checked(self.path)
-        self._last_seq = self._conn.execute(
-            "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'log'), 0)"
-        ).fetchone()[0]
+        self._data_version = -1
+        self._refresh()  # the view starts here
 
     @property
     def last_seq(self) -> int:
@@ -103,7 +106,7 @@ class SQLiteLog:
         return self._last_seq
 
     def append(self, entry: Entry) -> None:
-        # Outside a batch, the single INSERT is its own transaction (autocommit mode).
+        # `Memory` appends inside `begin()`: every write is planned and committed under the lock.
         self._conn.execute(
             "INSERT INTO log(seq, at, op, key, body) VALUES (?, ?, ?, ?, ?)",
             (entry.seq, entry.at.isoformat(), entry.op, entry.key, _dumps(entry.body)),
@@ -129,10 +132,36 @@ class SQLiteLog:
     def delete(self, seqs: Iterable[int]) -> None:
         self._conn.executemany("DELETE FROM log WHERE seq = ?", [(s,) for s in seqs])
 
-    def begin(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
+    def begin(self) -> bool:
+        """Take the store's write lock (BEGIN IMMEDIATE): one writer at a time, across processes.
+        Waits for another writer's transaction as long as the connection's busy timeout, then
+        refuses with a `StoreError` naming the store. Returns whether another connection
+        (another `Memory`, another process) committed since this one last looked: the caller's
+        view is stale then, and under the lock it cannot go stale again before this commit."""
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) and "busy" not in str(err):
+                raise StoreError(f"{self.path}: cannot start a write: {err}") from None
+            raise StoreError(
+                f"{self.path}: another process is writing to this store (a batch or a replay "
+                f"held its write lock for over {BUSY_TIMEOUT_S:g} s); try again once it is done"
+            ) from None
+        changed = self._refresh()
         self._in_tx = True
         self._mark = self._last_seq
+        return changed
+
+    def _refresh(self) -> bool:
+        """Re-read the last sequence number if the file changed under another connection."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version == self._data_version:
+            return False
+        self._data_version = version
+        self._last_seq = self._conn.execute(
+            "SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'log'), 0)"
+        ).fetchone()[0]
+        return True
 
     def commit(self) -> None:
         self._conn.execute("COMMIT")
@@ -167,7 +196,9 @@ def _open_checked(path: str) -> sqlite3.Connection:
     if os.path.isdir(path):
         raise StoreError(f"{path}: is a directory, not a P-Mem store file")
     try:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+        )
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = [
