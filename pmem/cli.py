@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except StoreError as err:
-        print(f"pmem: {err}", file=sys.stderr)
+        print(f"pmem: {printable(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `pmem export ... | head`
         return 0
@@ -86,9 +86,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _open_existing(path: str) -> Memory:
+    """A store that is there already: inspecting never creates one (a missing or empty file is
+    refused untouched, where `Memory(path)` would write a new schema into it)."""
     if not os.path.exists(path):
         raise StoreError(f"{path}: no such store")
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise StoreError(f"{path}: an empty file, not a P-Mem store; refusing to write to it")
     return Memory(path)
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as escapes: a stored value can never move the
+    cursor, clear the screen or retitle the terminal it is printed to."""
+    return "".join(
+        ch if ch.isprintable() or ch in "\n\t" else ch.encode("unicode_escape").decode()
+        for ch in text
+    )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -101,7 +114,7 @@ def _show(args: argparse.Namespace) -> int:
                     ("alternatives", "history", "support") if args.history else ("alternatives",)
                 )
                 text = m.render(disclose=disclose)
-                print(text if text else "(no current values)")
+                print(printable(text) if text else "(no current values)")
             return 0
         if args.key not in m.keys():
             print(f"pmem: {args.store}: no key {args.key!r}", file=sys.stderr)
@@ -113,10 +126,10 @@ def _show(args: argparse.Namespace) -> int:
                 payload["versions"] = [v.to_dict() for v in m.versions(args.key)]
             _print_json(payload)
             return 0
-        print(m.render([cell], disclose=("alternatives", "support")))
+        print(printable(m.render([cell], disclose=("alternatives", "support"))))
         if args.history:
             for v in reversed(m.versions(args.key)):
-                print("  " + _describe(m, v))
+                print("  " + printable(_describe(m, v)))
         return 0
 
 
@@ -140,11 +153,15 @@ def _describe(m: Memory, v: Version) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
-    with _open_existing(args.store) as m:
+    with _open_existing(args.store) as m:  # a store that does not open: one line, exit 2
         problems = m.check()
         for p in problems:
-            print(p)
-        s = m.stats()
+            print(printable(p))
+        try:
+            s = m.stats()
+        except StoreError:  # a damaged file: the problems above say what SQLite found
+            print(f"{args.store}: {len(problems)} problem(s): the file is damaged")
+            return 1
         verdict = f"{len(problems)} problem(s)" if problems else "ok"
         print(
             f"{args.store}: {verdict}: {s['keys']} keys ({s['current']} current), "

@@ -95,7 +95,8 @@ class Memory:
         self._log: MemoryLog | SQLiteLog = MemoryLog() if path is None else SQLiteLog(path)
         self._clock = clock
         self._depth = 0
-        self._state = State.replay(self._log.entries())
+        self._where = self._log.path or "memory"
+        self._state = State.replay(self._log.entries(), self._where)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -134,7 +135,7 @@ class Memory:
             yield self
         except BaseException:
             self._log.rollback()
-            self._state = State.replay(self._log.entries())
+            self._state = State.replay(self._log.entries(), self._where)
             raise
         else:
             self._log.commit()
@@ -146,7 +147,7 @@ class Memory:
         written since this one last looked: then the state is derived again, inside the write
         lock, so no operation is ever planned on a stale view (its preconditions, its ids)."""
         if self._log.begin():
-            self._state = State.replay(self._log.entries())
+            self._state = State.replay(self._log.entries(), self._where)
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -162,7 +163,7 @@ class Memory:
             wrote = self._log.last_seq != planned
             self._log.rollback()
             if wrote:
-                self._state = State.replay(self._log.entries())
+                self._state = State.replay(self._log.entries(), self._where)
             raise
         else:
             self._log.commit()
@@ -428,7 +429,7 @@ class Memory:
             digest = hashlib.sha256(key.encode()).hexdigest()
             self._log.delete(drop)
             self._commit("forget", None, {"key_sha256": digest, "entries": len(drop)}, None)
-            self._state = State.replay(self._log.entries())
+            self._state = State.replay(self._log.entries(), self._where)
         if isinstance(self._log, SQLiteLog):
             self._log.scrub()  # outside the transaction: after the commit
         return len(drop)
@@ -441,7 +442,7 @@ class Memory:
         if isinstance(self._log, SQLiteLog):
             problems += self._log.integrity()
         try:
-            replayed = State.replay(self._log.entries())
+            replayed = State.replay(self._log.entries(), self._where)
         except Exception as err:  # a corrupt log is a finding, not a crash of the validator
             return [*problems, f"log does not replay: {err}"]
         problems += check_state(self._state, self._log.last_seq)

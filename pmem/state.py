@@ -22,6 +22,7 @@ from pmem.graph import (
     SUPERSEDED,
     Cell,
     Evidence,
+    StoreError,
     Version,
     parse_iso,
 )
@@ -94,10 +95,18 @@ class State:
         self.forgotten = 0
 
     @classmethod
-    def replay(cls, entries: Iterable[Entry]) -> State:
+    def replay(cls, entries: Iterable[Entry], where: str = "memory") -> State:
+        """The state the log derives. A row no operation could have written (no key, no value,
+        a revoke of an empty cell, a body of the wrong shape: a store edited by hand or by
+        another tool) is a `StoreError` naming `where` and the entry, never a raw exception."""
         state = cls()
         for entry in entries:
-            state.apply(entry)
+            try:
+                state.apply(entry)
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as err:
+                raise StoreError(f"{where}: {_malformed(entry, err)}") from None
+            except (AssertionError, StopIteration):
+                raise StoreError(f"{where}: {_malformed(entry, None)}") from None
         return state
 
     # -- the lowering of Table 2 --------------------------------------------------------------
@@ -273,3 +282,19 @@ class State:
 
 
 _TYPED = frozenset({"accept", "reject", "contest", "resolve", "revoke", "support"})
+
+
+def _malformed(e: Entry, err: Exception | None) -> str:
+    what = f"log entry {e.seq} ({e.op} {e.key!r})"
+    if not isinstance(e.body, dict):
+        return f"{what} has a body of the wrong shape ({type(e.body).__name__}, not an object)"
+    if e.op != "observe" and e.op not in ("cite", "forget") and e.key is None:
+        return f"{what} has no key"
+    if isinstance(err, KeyError):
+        return (
+            f"{what} refers to {err.args[0]!r}, which the log does not hold at that point "
+            "(no such field in its body, or no current value of the key)"
+        )
+    if err is None:
+        return f"{what} cannot be applied: its value is not on offer, or it has no key"
+    return f"{what} cannot be applied: {err}"

@@ -113,6 +113,14 @@ class SQLiteLog:
         )
 
     def entries(self, key: str | None = None) -> Iterator[Entry]:
+        try:
+            yield from self._entries(key)
+        except sqlite3.DatabaseError as err:
+            raise StoreError(
+                f"{self.path}: the file is damaged ({err}); `pmem check` lists what SQLite finds"
+            ) from None
+
+    def _entries(self, key: str | None) -> Iterator[Entry]:
         if key is None:
             rows = self._conn.execute("SELECT seq, at, op, key, body FROM log ORDER BY seq")
         else:
@@ -178,7 +186,11 @@ class SQLiteLog:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def integrity(self) -> list[str]:
-        rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        """SQLite's own check of every page and index; a page too damaged to walk is a finding."""
+        try:
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as err:
+            return [f"sqlite integrity: {err}"]
         return [] if rows == [("ok",)] else [f"sqlite integrity: {r[0]}" for r in rows]
 
     def close(self) -> None:

@@ -1,0 +1,103 @@
+"""A damaged store is a named finding, never a raw traceback: rows no operation could have
+written, a corrupted page, an empty file; and printing never passes control characters through."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pmem import Memory, StoreError
+
+PMEM = Path(sys.executable).with_name("pmem")
+AT = "2026-01-01T00:00:00+00:00"
+
+# (what, op, key, body) of rows inserted behind the library's back
+BROKEN_ROWS = [
+    ("accept with no key", "accept", None, {"value": "x"}),
+    ("accept with an empty body", "accept", "k", {}),
+    ("revoke of an unknown key", "revoke", "nobody", {}),
+    ("support of an unknown key", "support", "nobody", {}),
+    ("contest of an unknown key", "contest", "nobody", {"value": "y"}),
+    ("resolve to a value not on offer", "resolve", "k", {"value": "never offered"}),
+    ("observe with no text", "observe", None, {}),
+    ("a body that is a JSON list", "accept", "k", [1, 2]),
+    ("a body that is not JSON", "accept", "k", "{not json"),
+    ("an unknown operation", "teleport", "k", {}),
+    ("a cite with no item", "cite", "k", {"version": "v2"}),
+]
+
+
+def damaged_store(tmp_path: Path, op: str, key: str | None, body) -> Path:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m:
+        m.observe("budget note")
+        m.accept("k", "v1")
+    raw = body if isinstance(body, str) else json.dumps(body)
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO log(seq, at, op, key, body) VALUES (3, ?, ?, ?, ?)", (AT, op, key, raw)
+        )
+    return path
+
+
+def digest(path: Path) -> str:
+    """The log's rows, as SQLite reads them (the file's bytes move with WAL checkpoints)."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT seq, at, op, key, body FROM log ORDER BY seq").fetchall()
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("what", "op", "key", "body"), BROKEN_ROWS, ids=[r[0] for r in BROKEN_ROWS]
+)
+def test_a_broken_log_row_is_a_named_error_and_nothing_is_touched(
+    tmp_path: Path, what: str, op: str, key: str | None, body
+) -> None:
+    path = damaged_store(tmp_path, op, key, body)
+    before = digest(path)
+    with pytest.raises(StoreError) as info:
+        Memory(path)
+    assert str(path) in str(info.value) and "log entry 3" in str(info.value), what
+
+    for command in ("check", "show", "export"):
+        out = subprocess.run([PMEM, command, str(path)], capture_output=True, text=True)
+        (line,) = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and line.startswith(f"pmem: {path}: log entry 3"), (what, line)
+    assert digest(path) == before, "inspecting a damaged store changes no row of it"
+
+
+def test_a_corrupted_page_is_reported_by_check(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m, m.batch():
+        for i in range(400):
+            m.accept(f"key.{i}", "x" * 200)
+    data = bytearray(path.read_bytes())
+    page = 4096
+    data[3 * page : 3 * page + 512] = b"\xde\xad\xbe\xef" * 128  # overwrite inside a b-tree page
+    path.write_bytes(bytes(data))
+    out = subprocess.run([PMEM, "check", str(path)], capture_output=True, text=True)
+    assert out.returncode in (1, 2) and "Traceback" not in out.stderr + out.stdout
+    assert str(path) in out.stdout + out.stderr
+
+
+def test_an_empty_file_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "empty.sqlite"
+    path.touch()
+    out = subprocess.run([PMEM, "show", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2 and "an empty file, not a P-Mem store" in out.stderr
+    assert path.stat().st_size == 0
+
+
+def test_control_characters_are_printed_as_escapes(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m:
+        m.accept("title", "\x1b]0;owned\x07\x1b[2Jgone")
+    out = subprocess.run([PMEM, "show", str(path), "title", "--history"], capture_output=True)
+    assert out.returncode == 0 and b"\x1b" not in out.stdout and b"\x07" not in out.stdout
+    assert b"\\x1b]0;owned\\x07" in out.stdout
