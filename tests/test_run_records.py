@@ -233,3 +233,14 @@ def test_snapshot_names_never_collide() -> None:
     # plain ids keep their names, so existing snapshots are still found
     assert snapshot_name("user_1") == "user_1" and snapshot_name("fx_ku_1") == "fx_ku_1"
     assert all(n and not n.startswith(".") and "/" not in n for n in names)
+
+
+def test_a_key_on_the_command_line_never_reaches_a_file(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    secret = "sk-test-0123456789abcdef"
+    out = bench(root, f"+llm.api_key={secret}")
+    assert out.returncode == 0, out.stderr
+    manifest = json.loads((run_dir(root) / "manifest.json").read_text())
+    assert manifest["config"]["llm"]["api_key"] == "<redacted>"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if secret.encode() in p.read_bytes()]

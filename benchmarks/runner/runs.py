@@ -254,12 +254,28 @@ class RunFolder:
         return json.loads(path.read_text()) if path.exists() else None
 
 
+SECRET_KEYS = frozenset({"api_key", "token", "password", "secret"})
+
+
+def redacted(node: Any) -> Any:
+    """`node` with every secret-named key's value replaced: keys are read from the environment
+    (`api_key_env`), and one given on the command line still never reaches a file."""
+    if isinstance(node, dict):
+        return {
+            k: "<redacted>" if k in SECRET_KEYS and v is not None else redacted(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [redacted(v) for v in node]
+    return node
+
+
 def manifest(
     cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, str]
 ) -> dict[str, Any]:
     """Everything needed to trust and reproduce a run's numbers."""
     return {
-        "config": cfg,
+        "config": redacted(cfg),
         "config_sha256": config_hash(cfg),
         "git": _git_state(),
         "python": sys.version.split()[0],
