@@ -3,6 +3,7 @@ what is allowed: no traceback, no hang, nothing accepted that means something el
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,70 @@ def test_good_values_pass_and_null_only_where_allowed() -> None:
     check_settings({"embedder": {"model": None, "concurrency": 0}})
     assert set(RUN_RULES) >= {"limit", "episode_concurrency", "rescore"}
     assert set(MODEL_RULES) >= {"concurrency", "max_retries", "temperature"}
+
+
+def pmem_bench(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", "run.progress=false", *overrides],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+
+
+def test_unusable_paths_and_data_are_one_line_naming_the_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.touch()
+    shipped = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "memoryagentbench"
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes((shipped / "Conflict_Resolution.json.gz").read_bytes()[:5000])
+    cases = [
+        (
+            ["experiment=smoke", "llm=scripted", f"run.root={blocker}/runs"],
+            f"run.root={blocker}/runs: {blocker} is a file, not a folder",
+        ),
+        (
+            [
+                "experiment=smoke",
+                "llm=scripted",
+                f"run.root={tmp_path}/runs",
+                f"run.cache={blocker}/cache.sqlite",
+            ],
+            f"run.cache={blocker}/cache.sqlite: cannot open the response cache",
+        ),
+        (
+            [
+                "experiment=table7",
+                "llm=scripted",
+                "embedder=scripted",
+                f"run.root={tmp_path}/r",
+                f"benchmark.path={cut}",
+            ],
+            f"{cut}: not a readable FactConsolidation file",
+        ),
+    ]
+    for overrides, message in cases:
+        out = pmem_bench(tmp_path, *overrides)
+        assert out.returncode == 2, out.stderr
+        (line,) = out.stderr.strip().splitlines()
+        assert line.startswith(f"pmem-bench: error: {message}"), line
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mem0") is not None, reason="the mem0 extra is installed"
+)
+def test_a_missing_peer_extra_is_one_line_with_the_install_command(tmp_path: Path) -> None:
+    out = pmem_bench(
+        tmp_path,
+        "experiment=table7",
+        "arm=mem0",
+        "llm=scripted",
+        "embedder=scripted",
+        "run.limit=1",
+        f"run.root={tmp_path}/runs",
+    )
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "make setup-peers PEERS=mem0" in line and "Traceback" not in out.stdout
+    assert "rerun the same command to resume" not in out.stdout + out.stderr

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from baselines.base import Item, items_of
 from baselines.peers.gateway import Gateway
 from benchmarks.runner.arm import Context, MemoryArm, Services
-from benchmarks.runner.types import Event
+from benchmarks.runner.types import Event, InputError
 
 __all__ = ["Item", "PeerArm", "PeerEndpoints", "PeerNotInstalled", "items_of", "require"]
 
@@ -42,7 +42,7 @@ PEER_DIR = "peer"  # the package's own files, inside an arm's snapshot folder
 STATS_FILE = "peer_stats.json"
 
 
-class PeerNotInstalled(ImportError):
+class PeerNotInstalled(InputError, ImportError):
     """A peer package is missing; the message names the command that installs it."""
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchmarks.runner.types import InputError
+
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "alfworld"
 SAMPLE_GAME_DIR = DATA_DIR / "sample_train_game"
 OFFLINE_REWRITES = DATA_DIR / "single_revision_offline.jsonl"
@@ -61,5 +63,5 @@ VERIFY_PROMPT = (
 )  # .format(rewrite=<the candidate rewrite>, obj=<the object>); keep it if `verifier_accepts`
 
 
-class AlfworldDataError(ValueError):
+class AlfworldDataError(InputError, ValueError):
     """ALFWorld input that cannot be used; the message names the path and what was expected."""

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from benchmarks.runner.types import InputError
+
 __all__ = [
     "HEADER",
     "RELATIONS",
@@ -198,7 +200,7 @@ RELATIONS = tuple(TEMPLATE_BY_RELATION)
 # --------------------------------------------------------------------------------------------
 
 
-class UnparsedFact(ValueError):
+class UnparsedFact(InputError, ValueError):
     """Fact lines that no relation template parses, each with its line number.
 
     Never silently dropped: a missing line would shift the gold state without anyone noticing.

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.factconsolidation.facts import Fact, parse_context
+from benchmarks.runner.types import InputError
 
 __all__ = [
     "DATA_DIR",
@@ -55,7 +56,11 @@ HOPS = ("sh", "mh")
 SOURCES = tuple(f"{hop}_{length}" for length in LENGTHS for hop in HOPS)
 
 
-class UnknownSource(ValueError):
+class DataFileError(InputError, ValueError):
+    """A data file that cannot be read as the Conflict_Resolution split (cut short, not JSON)."""
+
+
+class UnknownSource(InputError, ValueError):
     """An unknown source name; the message lists the valid ones and the nearest match."""
 
 
@@ -106,10 +111,13 @@ def _read_json_bytes(path: Path) -> bytes:
 def _rows_from_file(path: str, mtime_ns: int, size: int) -> tuple[tuple[dict[str, Any], ...], str]:
     """The rows of a Conflict_Resolution JSON file and the sha256 of its JSON bytes."""
     del mtime_ns, size  # cache key only: a rewritten file is read again
-    data = _read_json_bytes(Path(path))
-    rows = json.loads(data)
+    try:
+        data = _read_json_bytes(Path(path))
+        rows = json.loads(data)
+    except (OSError, EOFError, ValueError) as err:  # unreadable, a cut gzip, cut or foreign JSON
+        raise DataFileError(f"{path}: not a readable FactConsolidation file ({err})") from None
     if not isinstance(rows, list):
-        raise ValueError(f"{path}: expected a JSON list of rows (the Conflict_Resolution split)")
+        raise DataFileError(f"{path}: expected a JSON list of rows (the Conflict_Resolution split)")
     return tuple(rows), hashlib.sha256(data).hexdigest()
 
 

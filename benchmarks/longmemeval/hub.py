@@ -14,6 +14,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.runner.types import InputError
+
 __all__ = [
     "HF_CLEANED",
     "HF_CLEANED_REVISION",
@@ -84,7 +86,7 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-class DownloadError(RuntimeError):
+class DownloadError(InputError, RuntimeError):
     """The official file could not be downloaded; the message says what to put where."""
 
 

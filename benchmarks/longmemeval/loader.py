@@ -27,6 +27,7 @@ from benchmarks.longmemeval.schema import (
     parse_instance,
     type_name,
 )
+from benchmarks.runner.types import InputError
 
 __all__ = [
     "DATA_DIR",
@@ -57,7 +58,7 @@ SHIPPED_SOURCE = (
 HF_PATH = "hf"  # the `path` value that asks for the hub download
 
 
-class UnknownQuestion(KeyError):
+class UnknownQuestion(InputError, KeyError):
     """Question ids asked for that the haystack file does not hold."""
 
     def __init__(self, file: str, ids: Sequence[str], asked_by: str = "ids") -> None:

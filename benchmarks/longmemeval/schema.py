@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.runner.types import InputError
+
 __all__ = [
     "ABSTENTION_MARK",
     "KNOWLEDGE_UPDATE",
@@ -45,7 +47,7 @@ ROLES = ("user", "assistant")
 ABSTENTION_MARK = "_abs"
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError, ValueError):
     """A file that is not in the official schema. Names the file, the instance and the field."""
 
     def __init__(

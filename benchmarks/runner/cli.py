@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
+import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -23,9 +25,15 @@ import hydra
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from benchmarks.models.endpoint import ModelError, ModelUnavailableError
+from benchmarks.models.local.base import LocalModelError
+from benchmarks.models.server import ServerStartError
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
 from benchmarks.runner.settings import SettingError, check_settings
+from benchmarks.runner.stack import ConfigError
+from benchmarks.runner.types import InputError
+from pmem import StoreError
 
 # configs/ at the top of a checkout; in an installed harness the same files ride in the package
 # (benchmarks/configs links to them, and the wheel carries them), so this holds wherever
@@ -38,6 +46,21 @@ META_KEYS = ("name",)  # config keys that describe a component rather than const
 
 class UsageError(ValueError):
     """A command line or config that cannot run; printed without a traceback."""
+
+
+#: errors a user causes and can fix: printed as one line, exit 2 (PMEM_DEBUG=1: the traceback)
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    UsageError,
+    SettingError,
+    ConfigError,
+    ModelError,
+    RunFolderInUse,
+    InputError,
+    LocalModelError,
+    ServerStartError,
+    StoreError,
+    OSError,
+)
 
 
 def choices(group: str) -> list[str]:
@@ -119,7 +142,12 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             return {"dry_run": True, "run": str(run.path)}
 
         read_only = not cfg.run.get("answer", True)
-        cache = ResponseCache(cfg.run.cache)
+        try:
+            cache = ResponseCache(cfg.run.cache)
+        except (OSError, sqlite3.Error) as err:
+            raise UsageError(
+                f"run.cache={cfg.run.cache}: cannot open the response cache: {err}"
+            ) from None
         meter = UsageMeter()
         stack = ModelStack(resolved, cache, meter, run.logs)
         started = time.perf_counter()
@@ -146,7 +174,10 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         try:
             rows = asyncio.run(stages())
         except BaseException as err:
-            log.error("stopped: %r (rerun the same command to resume)", err)
+            # resuming helps after an interruption or an unreachable model, not after an error
+            # the user must fix first
+            resumable = not isinstance(err, USER_ERRORS) or isinstance(err, ModelUnavailableError)
+            log.error("stopped: %r%s", err, " (rerun the same command to resume)" * resumable)
             raise
         finally:
             stack.stop_servers()
@@ -238,14 +269,21 @@ def _arm_prompts(factory: Any) -> dict[str, str]:
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
 def _hydra_entry(cfg: DictConfig) -> None:
-    from benchmarks.models.client import ModelError
-    from benchmarks.runner.stack import ConfigError
-
     try:
         execute(cfg)
-    except (UsageError, SettingError, ConfigError, ModelError, RunFolderInUse) as err:
-        print(f"pmem-bench: error: {err}", file=sys.stderr)
+    except USER_ERRORS as err:
+        if os.environ.get("PMEM_DEBUG") or os.environ.get("HYDRA_FULL_ERROR"):
+            raise
+        print(f"pmem-bench: error: {one_line(err)}", file=sys.stderr)
         sys.exit(2)
+
+
+def one_line(err: BaseException) -> str:
+    """The message of an error a user can act on, on one line (an OSError names its file)."""
+    if isinstance(err, OSError) and err.filename is not None:
+        return f"{err.filename}: {err.strerror or err}"
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return " ".join(text.split())
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -254,9 +292,22 @@ def _terminate(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def check_root(argv: list[str]) -> None:
+    """`run.root` must be a folder we can write: Hydra makes its own folder under it before any
+    of our code runs, and would fail there with a traceback."""
+    given = [a.split("=", 1)[1] for a in argv if a.lstrip("+").startswith("run.root=")]
+    root = Path(given[-1] if given else "runs")
+    existing = next((p for p in (root, *root.parents) if p.exists()), Path("."))
+    if existing.exists() and not existing.is_dir():
+        raise UsageError(f"run.root={root}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"run.root={root}: {existing} is not writable")
+
+
 def main() -> None:
     try:
         check_overrides(sys.argv[1:])
+        check_root(sys.argv[1:])
     except UsageError as err:
         print(f"pmem-bench: error: {err}", file=sys.stderr)
         sys.exit(2)

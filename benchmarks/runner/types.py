@@ -34,6 +34,11 @@ class Episode:
     questions: tuple[Question, ...]
 
 
+class InputError(Exception):
+    """Something the user can fix: a data file, a path, a missing extra. `pmem-bench` prints
+    the message as one line and exits 2, without a traceback (PMEM_DEBUG=1 shows it)."""
+
+
 class Benchmark(Protocol):
     """A dataset loader or generator plus its answer prompt (ported word for word, hashed)."""
 
