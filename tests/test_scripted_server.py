@@ -299,3 +299,15 @@ def test_a_server_dies_with_its_parent_even_on_sigkill() -> None:
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=5)
     assert _wait_dead(pid)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::"])
+def test_servers_refuse_a_non_loopback_host_unless_asked(host: str) -> None:
+    from benchmarks.models.server import ServerStartError, SubprocessServer
+
+    with pytest.raises(ServerStartError, match="not a loopback address"):
+        ScriptedServer(host=host)
+    with pytest.raises(ServerStartError, match="allow_remote=true"):
+        SubprocessServer(["llama-server"], host=host)
+    assert ScriptedServer(host=host, allow_remote=True).host == host  # on purpose: allowed
+    assert ScriptedServer(host="127.0.0.2").host == "127.0.0.2"

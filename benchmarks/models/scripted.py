@@ -45,7 +45,7 @@ from benchmarks.models.scripted_model import (
     unit_vector,
     whitespace_tokens,
 )
-from benchmarks.models.server import LOOPBACK, ManagedServer
+from benchmarks.models.server import LOOPBACK, ManagedServer, check_loopback
 
 __all__ = [
     "FAULTS",
@@ -124,6 +124,7 @@ class ScriptedServer(ManagedServer):
         host: str = LOOPBACK,
         port: int = 0,
         log_path: str | Path | None = None,
+        allow_remote: bool = False,
     ) -> None:
         self.rules = rules
         self.script = script
@@ -146,7 +147,7 @@ class ScriptedServer(ManagedServer):
         self.fault_plan = {int(k): _check_fault(v) for k, v in (faults or {}).items()}
         self.seed = seed
         self.api_key = api_key
-        self.host = host
+        self.host = check_loopback(host, allow_remote, "scripted server")
         self.port = port
         self.log_path = Path(log_path) if log_path is not None else None
         self._lock = threading.Lock()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ipaddress
 import os
 import signal
 import socket
@@ -43,6 +44,23 @@ LOOPBACK = "127.0.0.1"
 
 class ServerStartError(RuntimeError):
     """A server did not become healthy; the message carries the tail of its log."""
+
+
+def check_loopback(host: str, allow_remote: bool, what: str) -> str:
+    """`host`, if it is loopback or the caller asked for another on purpose: a server the
+    harness starts answers anyone who can reach it (no key, or a key in a config file)."""
+    if allow_remote or host == "localhost":
+        return host
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ServerStartError(
+            f"{what}: host {host!r} is not a loopback address; the server would answer anyone "
+            "who can reach it. Bind 127.0.0.1, or set allow_remote=true to serve it on purpose"
+        )
+    return host
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -193,9 +211,10 @@ class SubprocessServer(ManagedServer):
         startup_timeout_s: float = 120.0,
         stop_grace_s: float = 10.0,
         die_with_parent: bool = True,
+        allow_remote: bool = False,
     ) -> None:
         self.command = list(command)
-        self.host = host
+        self.host = check_loopback(host, allow_remote, f"server {' '.join(command[:1])}")
         self.port = port
         self.health_path = health_path
         self.api_path = api_path
