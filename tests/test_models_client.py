@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.models import scripted
 from benchmarks.models.cache import ResponseCache, cache_key
 from benchmarks.models.client import (
     ChatModel,
@@ -365,3 +366,29 @@ def test_usage_meter_merges_and_reports() -> None:
     assert merged.total().retries == 3
     assert list(merged.to_dict()) == ["reader", "embedder", "custom"]
     assert UsageMeter().summary_line() == "no model calls"
+
+
+class WrongShapeServer(ScriptedServer):
+    """Answers the first embedding requests with valid JSON of the wrong shape, then well."""
+
+    def __init__(self) -> None:
+        super().__init__(models=["embed"])
+        self.bad = [
+            {"object": "list", "data": [{"index": 0, "embedding": ["a", "b"]}]},
+            {"object": "list", "data": [{"index": 0, "embedding": "not base64!"}]},
+            {"object": "list", "data": [{"index": 0, "embedding": []}]},
+        ]
+
+    def _embeddings(self, body):  # type: ignore[no-untyped-def]
+        if self.bad:
+            return scripted._json_reply(200, self.bad.pop(0))
+        return super()._embeddings(body)
+
+
+def test_a_reply_of_the_wrong_shape_is_retried_like_malformed_json(cache: ResponseCache) -> None:
+    with WrongShapeServer() as server:
+        meter = UsageMeter()
+        endpoint = Endpoint(server.base_url, "embed", max_retries=4, backoff_s=0.01)
+        vecs = run_sync(Embedder(endpoint, cache=cache, meter=meter).embed(["alpha"]))
+        assert vecs.shape == (1, 64) and np.isfinite(vecs).all()
+        assert server.count("/embeddings") == 4 and meter["embedder"].retries == 3

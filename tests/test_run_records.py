@@ -244,3 +244,25 @@ def test_a_key_on_the_command_line_never_reaches_a_file(tmp_path: Path) -> None:
     assert manifest["config"]["llm"]["api_key"] == "<redacted>"
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not [p for p in written if secret.encode() in p.read_bytes()]
+
+
+def test_a_run_stopped_by_a_failing_model_records_what_it_paid(tmp_path: Path) -> None:
+    from benchmarks.models.scripted import ScriptedServer
+
+    root = tmp_path / "runs"
+    with ScriptedServer(p_500=1.0, models=["scripted"]) as server:
+        out = bench(
+            root,
+            "llm=openai",
+            "llm.model=scripted",
+            f"llm.base_url={server.base_url}",
+            "llm.max_retries=2",
+            "llm.backoff_s=0.01",
+        )
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert "500" in line
+    stopped = json.loads((run_dir(root) / "stopped.json").read_text())
+    assert "ModelUnavailableError" in stopped["stopped"] or "ModelError" in stopped["stopped"]
+    reader = stopped["usage"]["reader"]
+    assert reader["retries"] >= 2 and reader["errors"] >= 1

@@ -23,9 +23,17 @@ __all__ = ["Embedder"]
 
 
 def _valid_embeddings(data: Any) -> None:
+    """Every embedding decodes to a finite, non-empty float vector: a reply of the right JSON
+    but the wrong shape (strings in a list, broken base64) is retried like malformed JSON."""
     for item in data["data"]:
         vec = item["embedding"]
         if not isinstance(vec, list | str) or not isinstance(item.get("index", 0), int):
+            raise MalformedResponse
+        try:
+            decoded = _as_vector(vec)
+        except (ValueError, TypeError):  # binascii.Error is a ValueError
+            raise MalformedResponse from None
+        if decoded.ndim != 1 or decoded.size == 0 or not np.isfinite(decoded).all():
             raise MalformedResponse
 
 

@@ -178,6 +178,17 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             # the user must fix first
             resumable = not isinstance(err, USER_ERRORS) or isinstance(err, ModelUnavailableError)
             log.error("stopped: %r%s", err, " (rerun the same command to resume)" * resumable)
+            # what the stopped attempt cost is paid for all the same: record it
+            run.write_json(
+                "stopped.json",
+                {
+                    "stopped": repr(err),
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "wall_s": round(time.perf_counter() - started, 2),
+                    "usage": meter.to_dict(),
+                    "cost": meter.summary_line(),
+                },
+            )
             raise
         finally:
             stack.stop_servers()
