@@ -14,7 +14,8 @@ LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_C
 
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
-.PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers lint format \
+.PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers test-properties \
+        lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
@@ -97,6 +98,12 @@ test: lint
 
 test-model: setup-local
 	$(BIN)/python -m pytest -m model
+
+# The store's invariants over 10,000 random operation sequences, reopened after every step
+# (make test runs 150 of them).
+test-properties: setup
+	PMEM_PROPERTY_EXAMPLES=10000 $(BIN)/python -m pytest -q tests/test_properties.py \
+	  -k random_sequences -p no:cacheprovider
 
 test-peers: setup-peers
 	$(BIN)/python -m pytest -m peers

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from pmem import InvalidOperation, Memory
 from tests.conftest import Clock
 
+# `make test-properties` runs the sequences test with PMEM_PROPERTY_EXAMPLES=10000
+EXAMPLES = int(os.environ.get("PMEM_PROPERTY_EXAMPLES", "150"))
 KEYS = st.sampled_from(["a", "b", "c"])
 VALUES = st.sampled_from(["1", "2", "3", "4"])
 OPS = st.one_of(
@@ -38,7 +40,7 @@ def dump(m: Memory) -> tuple:
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(OPS, max_size=30))
 def test_random_sequences_keep_every_invariant_and_survive_reopening(ops) -> None:
     with tempfile.TemporaryDirectory() as tmp:
