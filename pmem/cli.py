@@ -225,7 +225,11 @@ def _read_ops(path: str) -> list[tuple[int, dict[str, Any]]] | None:
 
 def _apply_line(m: Memory, line: dict[str, Any], where: str) -> str:
     line = dict(line)
-    hard = bool(line.pop("hard_commit", False))
+    hard = line.pop("hard_commit", False)
+    if not isinstance(hard, bool):  # "no" is a non-empty string: bool() would say true
+        raise InvalidOperation(
+            line.get("key"), f"{where}: hard_commit must be true or false, not {hard!r}"
+        )
     text, source = line.pop("observe", None), line.pop("source", "user")
     patch = Patch.from_dict(line, where)
     if text is not None:

@@ -59,6 +59,8 @@ class Citation:
 
 
 T = TypeVar("T")
+#: how far ahead of the machine's clock an explicit `at=` may lie (clock skew between machines)
+MAX_AHEAD = dt.timedelta(days=1)
 
 
 def _utcnow() -> dt.datetime:
@@ -469,6 +471,14 @@ class Memory:
 
     def _commit(self, op: str, key: str | None, body: dict[str, Any], at: Any) -> Entry:
         when = self._clock() if at is None else to_time(at, "at")
+        if at is not None and when > _utcnow() + MAX_AHEAD:
+            # recorded time only moves forward: one entry dated years ahead would refuse every
+            # later write for good
+            raise InvalidOperation(
+                key,
+                f"at={when.isoformat()} is in the future (more than {MAX_AHEAD.days} day ahead "
+                "of this machine's clock); a recorded time says when the memory learned it",
+            )
         last = self._state.last_at
         if last is not None and when < last:
             raise InvalidOperation(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pmem import Memory, StoreError
+from pmem import InvalidOperation, Memory, StoreError
 
 PMEM = Path(sys.executable).with_name("pmem")
 AT = "2026-01-01T00:00:00+00:00"
@@ -101,3 +101,24 @@ def test_control_characters_are_printed_as_escapes(tmp_path: Path) -> None:
     out = subprocess.run([PMEM, "show", str(path), "title", "--history"], capture_output=True)
     assert out.returncode == 0 and b"\x1b" not in out.stdout and b"\x07" not in out.stdout
     assert b"\\x1b]0;owned\\x07" in out.stdout
+
+
+def test_a_recorded_time_far_in_the_future_is_refused_at_entry(tmp_path: Path) -> None:
+    m = Memory(tmp_path / "m.sqlite")
+    with pytest.raises(InvalidOperation, match="is in the future"):
+        m.accept("k", "v", at="9999-12-31T00:00:00+00:00")
+    m.accept("k", "v")  # and the store keeps taking writes
+    assert m.cell("k").value == "v" and m.check() == []
+    m.close()
+
+
+def test_hard_commit_must_be_a_boolean_in_a_replayed_line(tmp_path: Path) -> None:
+    store = tmp_path / "m.sqlite"
+    Memory(store).close()
+    ops = tmp_path / "ops.jsonl"
+    line = {"op": "accept", "key": "k", "new_value": "v", "hard_commit": "no"}
+    ops.write_text(json.dumps(line) + "\n")
+    out = subprocess.run([PMEM, "replay", str(store), str(ops)], capture_output=True, text=True)
+    assert out.returncode == 2 and "hard_commit must be true or false, not 'no'" in out.stderr
+    with Memory(store) as m:
+        assert m.keys() == []
