@@ -68,13 +68,13 @@ def _utcnow() -> dt.datetime:
 
 
 def _writes(method: Callable[..., T]) -> Callable[..., T]:
-    """Run a writing operation as one transaction (`Memory._writing`)."""
+    """Run a writing operation as one transaction (`Memory._transaction`)."""
 
     @functools.wraps(method)
     def write(self: Memory, *args: Any, **kwargs: Any) -> T:
         if self._depth or self._log.path is None:  # inside a transaction, or nothing to share
             return method(self, *args, **kwargs)
-        with self._writing():
+        with self._transaction():
             return method(self, *args, **kwargs)
 
     return write
@@ -131,18 +131,8 @@ class Memory:
             finally:
                 self._depth -= 1
             return
-        self._begin()
-        self._depth = 1
-        try:
+        with self._transaction():
             yield self
-        except BaseException:
-            self._log.rollback()
-            self._state = State.replay(self._log.entries(), self._where)
-            raise
-        else:
-            self._log.commit()
-        finally:
-            self._depth = 0
 
     def _begin(self) -> None:
         """Start a write transaction on the current log. Another `Memory` or process may have
@@ -152,10 +142,11 @@ class Memory:
             self._state = State.replay(self._log.entries(), self._where)
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """One write of a persisted store outside a batch (`_writes` decides): its own
-        transaction (see `_begin`). A precondition that fails before anything was appended
-        needs no replay to undo."""
+    def _transaction(self) -> Iterator[None]:
+        """One transaction: a batch, or one write of a persisted store outside a batch
+        (`_writes` decides), planned on the current log (`_begin`). On an exception the log is
+        rolled back and the state derived again, unless nothing was appended (a precondition
+        that failed first changed nothing)."""
         self._begin()
         self._depth = 1
         planned = self._log.last_seq
