@@ -8,6 +8,7 @@ edges, so a replay cannot disagree with the code that derives them.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -107,10 +108,21 @@ class SQLiteLog:
 
     def append(self, entry: Entry) -> None:
         # `Memory` appends inside `begin()`: every write is planned and committed under the lock.
-        self._conn.execute(
-            "INSERT INTO log(seq, at, op, key, body) VALUES (?, ?, ?, ?, ?)",
-            (entry.seq, entry.at.isoformat(), entry.op, entry.key, _dumps(entry.body)),
-        )
+        with self._writable():
+            self._conn.execute(
+                "INSERT INTO log(seq, at, op, key, body) VALUES (?, ?, ?, ?, ?)",
+                (entry.seq, entry.at.isoformat(), entry.op, entry.key, _dumps(entry.body)),
+            )
+
+    @contextlib.contextmanager
+    def _writable(self) -> Iterator[None]:
+        """A write SQLite refuses (a read-only file or folder, a full disk) is a `StoreError`
+        naming the store; nothing of the transaction is kept."""
+        try:
+            yield
+        except sqlite3.OperationalError as err:
+            kind = "read-only" if "readonly" in str(err) else "not writable"
+            raise StoreError(f"{self.path}: the store is {kind} here ({err})") from None
 
     def entries(self, key: str | None = None) -> Iterator[Entry]:
         try:
@@ -138,7 +150,8 @@ class SQLiteLog:
                 raise StoreError(f"{self.path}: log entry {seq} is unreadable: {err}") from None
 
     def delete(self, seqs: Iterable[int]) -> None:
-        self._conn.executemany("DELETE FROM log WHERE seq = ?", [(s,) for s in seqs])
+        with self._writable():
+            self._conn.executemany("DELETE FROM log WHERE seq = ?", [(s,) for s in seqs])
 
     def begin(self) -> bool:
         """Take the store's write lock (BEGIN IMMEDIATE): one writer at a time, across processes.
@@ -172,7 +185,8 @@ class SQLiteLog:
         return True
 
     def commit(self) -> None:
-        self._conn.execute("COMMIT")
+        with self._writable():
+            self._conn.execute("COMMIT")
         self._in_tx = False
 
     def rollback(self) -> None:

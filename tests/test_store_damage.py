@@ -122,3 +122,21 @@ def test_hard_commit_must_be_a_boolean_in_a_replayed_line(tmp_path: Path) -> Non
     assert out.returncode == 2 and "hard_commit must be true or false, not 'no'" in out.stderr
     with Memory(store) as m:
         assert m.keys() == []
+
+
+def test_a_read_only_store_reads_and_refuses_writes_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m:
+        m.accept("k", "v")
+    # root ignores file modes; the immutable attribute binds root too (skipped where unsupported)
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        m = Memory(path)
+        assert m.cell("k").value == "v"
+        with pytest.raises(StoreError, match="the store is read-only"):
+            m.accept("k", "w")
+        assert m.cell("k").value == "v" and m.check() == []
+        m.close()
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
