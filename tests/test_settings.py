@@ -27,7 +27,47 @@ BAD = [
     ("llm.timeout_s=0", "llm.timeout_s=0: must be a number >= 0.001"),
     ("llm.max_tokens=2.5", "llm.max_tokens=2.5: must be a whole number >= 1"),
     ("run.root=''", "run.root='': must be a non-empty path or name"),
+    ("benchmark.episodes=abc", "benchmark.episodes='abc': must be a whole number >= 1"),
+    ("benchmark.seed=1.5", "benchmark.seed=1.5: must be a whole number"),
 ]
+
+# settings of the benchmarks, through the experiments that use them
+BENCHMARK_BAD = [
+    ("experiment=table6", "benchmark.cases=abc", "benchmark.cases='abc': must be a whole number"),
+    ("experiment=table6", "benchmark.cases=-5", "benchmark.cases=-5: must be a whole number >= 1"),
+    ("experiment=table6", "benchmark.distractors=-1", "benchmark.distractors=-1: must be"),
+    ("experiment=table6", "benchmark.L=3", "AlfworldRevision: L=3 is not supported"),
+    ("experiment=table6", "+benchmark.colour=red", "AlfworldRevision: AlfworldRevision.__init__"),
+    ("experiment=table7", "benchmark.limit=abc", "benchmark.limit='abc': must be a whole number"),
+    ("experiment=table7", "benchmark.source=sh_7k", "FactConsolidation: unknown FactConsolidation"),
+    ("experiment=table3", "benchmark.sessions=abc", "benchmark.sessions='abc': must be"),
+]
+
+
+@pytest.mark.parametrize(("experiment", "override", "message"), BENCHMARK_BAD)
+def test_a_bad_benchmark_setting_is_one_line(
+    experiment: str, override: str, message: str, tmp_path: Path
+) -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.runner",
+            experiment,
+            override,
+            "llm=scripted",
+            "embedder=scripted",
+            "judge=scripted",
+            f"run.root={tmp_path / 'runs'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"pmem-bench: error: {message}"), line
 
 
 @pytest.mark.parametrize(("override", "message"), BAD)

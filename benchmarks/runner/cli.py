@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import hydra
+from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -85,11 +86,21 @@ def check_overrides(argv: list[str]) -> None:
 
 
 def build(node: DictConfig, **kwargs: Any) -> Any:
+    """The component a config node describes. A constructor that refuses its settings (L=3, an
+    unknown source, a wrong-typed or unknown parameter) is a `UsageError` naming the component,
+    not Hydra's wrapped traceback."""
     spec = OmegaConf.to_container(node, resolve=True)
     assert isinstance(spec, dict)
     for key in META_KEYS:
         spec.pop(key, None)
-    return instantiate(spec, **kwargs)
+    try:
+        return instantiate(spec, **kwargs)
+    except InstantiationException as err:
+        cause = err.__cause__
+        if not isinstance(cause, ValueError | TypeError | InputError):
+            raise
+        component = str(spec.get("_target_", "?")).rsplit(".", 1)[-1]
+        raise UsageError(f"{component}: {one_line(cause)}") from err
 
 
 def execute(cfg: DictConfig) -> dict[str, Any]:

@@ -4,8 +4,8 @@ Hydra composes whatever the command line says: `run.limit=abc` or `llm.concurren
 otherwise surface minutes later as a traceback, a hang (an episode gate of 0) or, worse, be
 accepted (`run.rescore=maybe` is truthy). Each rule below names a key, the type it must have
 and the range it must lie in; `check_settings` reports the first broken one in one line, naming
-the key, the value and what is allowed. The arms' and benchmarks' own parameters are checked by
-their constructors (Hydra passes them as keyword arguments).
+the key, the value and what is allowed. Choices among names (an arm's gate, a benchmark's L or
+source) are checked by the constructors, whose refusals the runner prints as one line too.
 """
 
 from __future__ import annotations
@@ -82,10 +82,28 @@ MODEL_RULES: dict[str, Rule] = {
 }
 
 
+#: the benchmarks' numeric and switch settings (names shared across benchmarks mean the same);
+#: choices among names (L, d, source, probe, variant) are the constructors' to check
+BENCHMARK_RULES: dict[str, Rule] = {
+    "L": Rule("int", low=1),
+    "d": Rule("int", low=0),
+    "cases": Rule("int", low=1, why="cases per cell"),
+    "distractors": Rule("int", low=0),
+    "seed": Rule("int"),
+    "limit": Rule("int", low=1, nullable=True),
+    "sessions": Rule("int", low=1, nullable=True, why="haystack sessions kept"),
+    "episodes": Rule("int", low=1),
+    "objects": Rule("int", low=1),
+    "pre_queries": Rule("bool"),
+}
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """Raise `SettingError` for the first setting of `cfg` (a resolved config) that breaks its
     rule; keys a profile does not have are not required here."""
     checks = [(f"run.{k}", (cfg.get("run") or {}), k, rule) for k, rule in RUN_RULES.items()]
+    bench = cfg.get("benchmark") or {}
+    checks += [(f"benchmark.{k}", bench, k, rule) for k, rule in BENCHMARK_RULES.items()]
     for group in MODEL_GROUPS:
         node = cfg.get(group)
         if isinstance(node, Mapping) and node.get("model") is not None:
