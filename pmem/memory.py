@@ -131,23 +131,23 @@ class Memory:
             finally:
                 self._depth -= 1
             return
-        with self._transaction():
+        with self._transaction(announce=True):
             yield self
 
-    def _begin(self) -> None:
+    def _begin(self, announce: bool = False) -> None:
         """Start a write transaction on the current log. Another `Memory` or process may have
         written since this one last looked: then the state is derived again, inside the write
         lock, so no operation is ever planned on a stale view (its preconditions, its ids)."""
-        if self._log.begin():
+        if self._log.begin(announce):
             self._state = State.replay(self._log.entries(), self._where)
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
+    def _transaction(self, announce: bool = False) -> Iterator[None]:
         """One transaction: a batch, or one write of a persisted store outside a batch
         (`_writes` decides), planned on the current log (`_begin`). On an exception the log is
         rolled back and the state derived again, unless nothing was appended (a precondition
         that failed first changed nothing)."""
-        self._begin()
+        self._begin(announce)
         self._depth = 1
         planned = self._log.last_seq
         try:

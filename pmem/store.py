@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import socket
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x504D454D
 # How long a write waits for another writer's transaction before it is refused.
 BUSY_TIMEOUT_S = 5.0
+# Beside a store while a batch holds its write lock: who holds it (pid, host, since when).
+WRITER_SUFFIX = ".writer"
 
 LOG_OPS = frozenset(
     {"observe", "accept", "reject", "contest", "resolve", "revoke", "support", "cite", "forget"}
@@ -71,7 +74,7 @@ class MemoryLog:
         drop = set(seqs)
         self._rows = [e for e in self._rows if e.seq not in drop]
 
-    def begin(self) -> bool:
+    def begin(self, announce: bool = False) -> bool:
         """Start a transaction; False: nothing else can write a list in this process's memory."""
         self._mark = (list(self._rows), self._last_seq)
         return False
@@ -94,6 +97,7 @@ class SQLiteLog:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
         self._in_tx = False
+        self._announced = False
         self._conn = _open_checked(self.path)
         self._data_version = -1
         self._refresh()  # the view starts here
@@ -153,10 +157,12 @@ class SQLiteLog:
         with self._writable():
             self._conn.executemany("DELETE FROM log WHERE seq = ?", [(s,) for s in seqs])
 
-    def begin(self) -> bool:
+    def begin(self, announce: bool = False) -> bool:
         """Take the store's write lock (BEGIN IMMEDIATE): one writer at a time, across processes.
         Waits for another writer's transaction as long as the connection's busy timeout, then
-        refuses with a `StoreError` naming the store. Returns whether another connection
+        refuses with a `StoreError` naming the store and, when it announced itself, the holder.
+        `announce` (a batch, which may hold the lock long) writes who holds it beside the store
+        (`<store>.writer`) until the transaction ends. Returns whether another connection
         (another `Memory`, another process) committed since this one last looked: the caller's
         view is stale then, and under the lock it cannot go stale again before this commit."""
         try:
@@ -165,13 +171,36 @@ class SQLiteLog:
             if "locked" not in str(err) and "busy" not in str(err):
                 raise StoreError(f"{self.path}: cannot start a write: {err}") from None
             raise StoreError(
-                f"{self.path}: another process is writing to this store (a batch or a replay "
-                f"held its write lock for over {BUSY_TIMEOUT_S:g} s); try again once it is done"
+                f"{self.path}: another process is writing to this store ({self._holder()} held "
+                f"its write lock for over {BUSY_TIMEOUT_S:g} s); try again once it is done"
             ) from None
         changed = self._refresh()
         self._in_tx = True
         self._mark = self._last_seq
+        self._announced = announce and self._announce()
         return changed
+
+    def _announce(self) -> bool:
+        since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        with contextlib.suppress(OSError):  # a read-only folder: the lock still holds
+            with open(self.path + WRITER_SUFFIX, "w", encoding="utf-8") as f:
+                f.write(f"pid {os.getpid()} on {socket.gethostname()} since {since}")
+            return True
+        return False
+
+    def _holder(self) -> str:
+        try:
+            with open(self.path + WRITER_SUFFIX, encoding="utf-8") as f:
+                return f"a batch or a replay by {f.read(200).strip()}"
+        except OSError:
+            return "a batch or a replay"
+
+    def _end(self) -> None:
+        self._in_tx = False
+        if self._announced:
+            with contextlib.suppress(OSError):
+                os.remove(self.path + WRITER_SUFFIX)
+            self._announced = False
 
     def _refresh(self) -> bool:
         """Re-read the last sequence number if the file changed under another connection."""
@@ -187,11 +216,11 @@ class SQLiteLog:
     def commit(self) -> None:
         with self._writable():
             self._conn.execute("COMMIT")
-        self._in_tx = False
+        self._end()
 
     def rollback(self) -> None:
         self._conn.execute("ROLLBACK")
-        self._in_tx = False
+        self._end()
         self._last_seq = self._mark
 
     def scrub(self) -> None:
@@ -210,6 +239,7 @@ class SQLiteLog:
     def close(self) -> None:
         if self._in_tx:
             self._conn.execute("ROLLBACK")
+            self._end()
         self._conn.close()
 
 

@@ -95,7 +95,9 @@ def test_a_writer_kept_waiting_gets_a_named_error_and_loses_nothing(tmp_path: Pa
     with pytest.raises(StoreError, match="another process is writing to this store") as info:
         m.accept("mine", "1")
     assert str(store) in str(info.value) and time.monotonic() - started < 7
+    assert f"pid {holder.pid} on " in str(info.value), "the error names the holder"
     assert holder.stdout.readline().strip() == "committed" and holder.wait(timeout=30) == 0
+    assert not Path(f"{store}.writer").exists(), "the holder's note goes with its lock"
     m.accept("mine", "1")  # once the other is done the same write goes through
     assert m.cell("held").value == "1" and m.cell("mine").value == "1" and m.check() == []
     m.close()
