@@ -41,6 +41,8 @@ BENCHMARK_BAD = [
     ("experiment=table7", "benchmark.limit=abc", "benchmark.limit='abc': must be a whole number"),
     ("experiment=table7", "benchmark.source=sh_7k", "FactConsolidation: unknown FactConsolidation"),
     ("experiment=table3", "benchmark.sessions=abc", "benchmark.sessions='abc': must be"),
+    ("experiment=table6", "arm=raw_topk arm.k=abc", "arm.k='abc': must be a whole number >= 1"),
+    ("experiment=table7", "arm=raw_facts_tags arm.tags=maybe", "arm.tags='maybe': must be true"),
 ]
 
 

@@ -98,12 +98,29 @@ BENCHMARK_RULES: dict[str, Rule] = {
 }
 
 
+#: the arms' shared numeric and switch settings (an arm's own choices are its constructor's)
+ARM_RULES: dict[str, Rule] = {
+    "k": Rule("int", low=1, nullable=True, why="items read; null: all"),
+    "lookup_k": Rule("int", low=1),
+    "lookups": Rule("int", low=0),
+    "chunk_size": Rule("int", low=1, nullable=True),
+    "budget": Rule("int", low=1, why="tokens"),
+    "max_chars": Rule("int", low=1),
+    "soft_identity": Rule("number", low=0, nullable=True),
+    "prune_pair": Rule("number", low=0),
+    "tags": Rule("bool"),
+    "retention": Rule("bool"),
+}
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """Raise `SettingError` for the first setting of `cfg` (a resolved config) that breaks its
     rule; keys a profile does not have are not required here."""
     checks = [(f"run.{k}", (cfg.get("run") or {}), k, rule) for k, rule in RUN_RULES.items()]
     bench = cfg.get("benchmark") or {}
     checks += [(f"benchmark.{k}", bench, k, rule) for k, rule in BENCHMARK_RULES.items()]
+    arm = cfg.get("arm") or {}
+    checks += [(f"arm.{k}", arm, k, rule) for k, rule in ARM_RULES.items()]
     for group in MODEL_GROUPS:
         node = cfg.get(group)
         if isinstance(node, Mapping) and node.get("model") is not None:
