@@ -56,7 +56,7 @@ def test_a_bad_benchmark_setting_is_one_line(
             "-m",
             "benchmarks.runner",
             experiment,
-            override,
+            *override.split(),
             "llm=scripted",
             "embedder=scripted",
             "judge=scripted",
