@@ -334,7 +334,7 @@ def test_the_budget_caps_the_read_by_the_readers_tokens(runs) -> None:
 def test_tables_render_from_the_run_folders(runs, workspace: Path) -> None:
     root, out = workspace / "runs", workspace / "results"
     for name in ("table3", "table5", "table9"):
-        md = tables_longmemeval.build(name, root, out)
+        md = tables_longmemeval.build(name, root, out, include_scripted=True)
         assert md.startswith("# Table") and "paper" in md
         assert (out / "tables" / f"{name}.md").exists()
     table3 = (out / "tables" / "table3.md").read_text()
@@ -391,7 +391,7 @@ def test_growth_reads_without_answering(growth) -> None:
 
 def test_growth_table_renders(growth, workspace: Path) -> None:
     root, out = workspace / "runs", workspace / "results"
-    md = tables_longmemeval.build("haystack_growth", root, out)
+    md = tables_longmemeval.build("haystack_growth", root, out, include_scripted=True)
     assert "§4.1.1" in md and "tokens / added session" in md and "~106k" in md
     assert "53 sessions" in md and "8 sessions" in md
     assert (out / "figures" / "haystack_growth.png").exists()
@@ -420,12 +420,12 @@ def test_a_writer_of_its_own_is_a_row_of_its_own(writer_runs: Path, server, work
     assert models.calls.get(f"extract:{WRITER_35B}", 0) >= 1
     assert models.calls.get("extract:scripted", 0) >= 1
     out = workspace / "results"
-    table10 = tables_longmemeval.build("table10", writer_runs, out)
+    table10 = tables_longmemeval.build("table10", writer_runs, out, include_scripted=True)
     rows = {line.split("|")[1].strip(): line for line in table10.splitlines() if "|" in line}
     assert "not run" not in rows["35B extractor"]  # our run sits in the paper's 35B row
     assert "not run" not in rows["Materialized state, 4B writer"]
     assert "not run" in rows["Twelve-cell read, 35B extractor"]  # a paper row without a run
-    table11 = tables_longmemeval.build("table11", writer_runs, out)
+    table11 = tables_longmemeval.build("table11", writer_runs, out, include_scripted=True)
     header = next(line for line in table11.splitlines() if line.startswith("| per history"))
     assert f"writer {WRITER_35B}" in header and "the reader's model writes" in header
 
@@ -434,7 +434,9 @@ def test_the_local_all_arms_table_renders(workspace: Path, server) -> None:
     s, _ = server
     bench(workspace, s, "-m", "experiment=longmemeval_local", f"benchmark.ids=[{REAL}]",
           "arm=no_memory,pmem_turns,pmem_turns_pruned")  # fmt: skip
-    md = tables_longmemeval.build("longmemeval_local", workspace / "runs", workspace / "results")
+    md = tables_longmemeval.build(
+        "longmemeval_local", workspace / "runs", workspace / "results", include_scripted=True
+    )
     rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.count("|") > 5}
     assert "correct" in rows["pmem_turns"] and "wrong" in rows["no_memory"]
     assert "What degree did I graduate with?" in md

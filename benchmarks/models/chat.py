@@ -17,6 +17,7 @@ from typing import Any
 
 from benchmarks.models.base import MalformedResponse, ModelClient
 from benchmarks.models.cache import ResponseCache, cache_key
+from benchmarks.models.calls import record
 from benchmarks.models.endpoint import Endpoint, ModelConfigError
 from benchmarks.models.structured import StructuredOutputError, parse_json
 from benchmarks.models.usage import UsageMeter
@@ -164,16 +165,16 @@ class ChatModel(ModelClient):
         if not cache.enabled:
             raw, latency = await self.request("POST", self._url, body, _valid_chat)
             self.meter_call(raw, latency)
-            return self._result(raw, schema is not None, False, started)
+            return self._result(body, raw, schema is not None, False, started)
         key = self.cache_key_for(body, draw)
         raw = cache.get(key)
         if raw is None:
             raw = await self._shared_call(cache, key, body)
         if raw is not None:
             self.usage.cache_hits += 1
-            return self._result(raw, schema is not None, True, started)
+            return self._result(body, raw, schema is not None, True, started)
         raw = await self._call_and_store(cache, key, body)
-        return self._result(raw, schema is not None, False, started)
+        return self._result(body, raw, schema is not None, False, started)
 
     async def _shared_call(self, cache: ResponseCache, key: str, body: Any) -> Any | None:
         """Wait for an identical request already in flight, so it is paid only once."""
@@ -195,12 +196,28 @@ class ChatModel(ModelClient):
             cache.inflight.pop(key, None)
             future.set_result(raw)
 
-    def _result(self, raw: Any, structured: bool, cached: bool, started: float) -> ChatResult:
+    def _result(
+        self, body: Mapping[str, Any], raw: Any, structured: bool, cached: bool, started: float
+    ) -> ChatResult:
         result = chat_result(
             raw, structured=structured, cached=cached, latency_s=time.perf_counter() - started
         )
         if result.parse_error is not None:
             self.usage.parse_failures += 1
+        record(
+            {
+                "role": self.role,
+                "model": self.endpoint.model,
+                "messages": body.get("messages"),
+                "schema": (body.get("response_format") or {}).get("json_schema", {}).get("name"),
+                "reply": result.text,
+                "parse_error": result.parse_error,
+                "finish_reason": result.finish_reason,
+                "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens,
+                "cached": cached,
+            }
+        )
         return result
 
     # ---- tokens ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 
 from benchmarks.models.base import MalformedResponse, ModelClient
 from benchmarks.models.cache import ResponseCache, cache_key
+from benchmarks.models.calls import record
 from benchmarks.models.endpoint import Endpoint, ModelError
 from benchmarks.models.usage import UsageMeter
 
@@ -121,8 +122,17 @@ class Embedder(ModelClient):
             for text, vec in zip(batch, vecs, strict=True):
                 vectors[text] = vec
                 self.cache.put(keys[text], _pack(vec), kind="embedding", model=self.endpoint.model)
-        out = np.stack([vectors[t] for t in items])
-        return out
+        record(  # what was embedded, not the vectors (they are in the response cache)
+            {
+                "role": self.role,
+                "model": self.endpoint.model,
+                "kind": kind,
+                "texts": len(items),
+                "cached": len(items) - len(missing),
+                "first": items[0][:200],
+            }
+        )
+        return np.stack([vectors[t] for t in items])
 
     async def _embed_batch(self, batch: list[str], kind: str) -> list[np.ndarray]:
         prefix = self.prefixes[kind]

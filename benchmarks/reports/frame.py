@@ -18,118 +18,125 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.reports import paper
-
-BENCH_META = ("_target_", "name")
+# BENCH_META and arm_key are re-exported: the builders have always imported them from here
+from benchmarks.results.loader import (  # noqa: F401
+    BENCH_META,
+    NoRuns,
+    arm_key,
+    load_runs,
+    load_summaries,
+)
 
 # A table builder: the experiment's frame (`collect`), the runs root, the output root -> markdown.
 Builder = Callable[[pd.DataFrame, Path, Path], str]
 
-
-def arm_key(cfg: dict[str, Any]) -> str:
-    """A run's row name: the arm's name, plus its writer when the run gives the write path a
-    model of its own (`writer=<profile>`): `<arm>_35b` for the paper's 35B extractor (the rows
-    of Appendix D), `<arm>@<model>` for any other writer, so the same arm with two writers is
-    two rows and never one run hiding the other."""
-    name = cfg["arm"]["name"]
-    writer = (cfg.get("writer") or {}).get("model")
-    if not writer:
-        return name
-    return name + paper.WRITER_ROWS.get(writer, f"@{writer}")
+# What makes two runs one cell of a table: a run that matches another on all of these competes
+# with it, and one of them is reported (`latest_per_config`).
+CELL_KEYS = ("arm", "benchmark", "source", "L", "d", "probe", "sessions", "writer")
 
 
-def collect(runs: Path, experiment: str) -> pd.DataFrame:
-    """One row per finished run folder of an experiment."""
-    rows = []
-    for folder in sorted((runs / experiment).glob("*/summary.json")):
-        summary = json.loads(folder.read_text())
-        manifest = json.loads((folder.parent / "manifest.json").read_text())
-        cfg = manifest["config"]
-        row: dict[str, Any] = {
-            "arm": arm_key(cfg),
-            "benchmark": cfg["benchmark"]["name"],
-            **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
-            "llm": cfg["llm"].get("model"),
-            # a write path of its own (writer=<profile>); None: the llm profile also writes
-            "writer": (cfg.get("writer") or {}).get("model"),
-            "embedder": (cfg.get("embedder") or {}).get("model"),
-            "n": summary["n"],
-            "expected": summary["expected"],
-            "complete": summary["complete"],
-            "run": folder.parent.name,
-            "started_at": manifest.get("started_at"),
-        }
-        read = summary.get("read", {})
-        row["mean_chars"] = read.get("mean_chars")
-        row["mean_tokens"] = read.get("mean_tokens")
-        for key, value in (read.get("meta") or {}).items():
-            row[f"meta.{key}"] = value
-        for key, r in (summary.get("rates") or {}).items():
-            row[f"rate.{key}"] = 100 * r["rate"]
-            row[f"rate.{key}.n"] = r["n"]
-        for scorer, s in summary["scores"].items():
-            row[f"{scorer}.acc"] = 100 * s["accuracy"]
-            row[f"{scorer}.lo"] = 100 * s["ci95"][0]
-            row[f"{scorer}.hi"] = 100 * s["ci95"][1]
-            row[f"{scorer}.n"] = s["n"]
-            for metric, value in s.items():
-                if metric not in ("accuracy", "ci95", "n", "correct") and isinstance(value, float):
-                    row[f"{scorer}.{metric}"] = 100 * value
-        rows.append(row)
-    if not rows:
-        raise SystemExit(f"no finished runs under {runs / experiment}: run the experiment first")
-    return latest_per_config(pd.DataFrame(rows), experiment)
+def say(message: str) -> None:
+    """What the table builder decided, on stderr (stdout is the table)."""
+    print(f"tables: {message}", file=sys.stderr)
+
+
+def collect(
+    runs: Path,
+    experiment: str,
+    *,
+    profile: str | None = None,
+    include_scripted: bool = False,
+) -> pd.DataFrame:
+    """The runs one table is built from: one row per cell, all of one profile and case count.
+
+    Scripted dry runs never enter (unless `include_scripted`, for tests and labelled dry-run
+    tables). When runs of several profiles (models, revisions) or case counts are present, one
+    set is kept (`profile` names it; otherwise the set that fills the most cells, then the
+    larger, then the newer) and each set aside is named with why, so a 5-case check can never
+    silently replace a 140-case table. Raises `NoRuns`."""
+    df = load_summaries(runs, experiment, include_scripted=True)
+    if not include_scripted and df["scripted"].any():
+        dry = df[df["scripted"]]
+        say(
+            f"{experiment}: {len(dry)} scripted dry run(s) set aside (a scripted profile never "
+            "enters a paper table)"
+        )
+        df = df[~df["scripted"]]
+        if df.empty:
+            raise NoRuns(f"no paper runs under {runs / experiment}: only scripted dry runs")
+    if profile is not None:
+        chosen = df[(df["profile"] == profile) | (df["llm"] == profile)]
+        if chosen.empty:
+            known = "; ".join(sorted(df["profile"].unique()))
+            raise NoRuns(f"no runs of profile {profile!r} under {runs / experiment} ({known})")
+        df = chosen
+    df = one_set(df, experiment)
+    return latest_per_config(df, experiment)
+
+
+def one_set(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """The runs of one (profile, case count): the set filling the most cells, then the one with
+    more cases, then the newest; the others are named."""
+    sizes = df["cases"].map(lambda c: "any" if pd.isna(c) else str(int(c)))
+    groups = dict(iter(df.assign(_size=sizes).groupby(["profile", "_size"], dropna=False)))
+    if len(groups) == 1:
+        return df
+    cells = [c for c in CELL_KEYS if c in df.columns]
+
+    def rank(item: tuple[tuple[str, str], pd.DataFrame]) -> tuple[int, int, str]:
+        (_, size), g = item
+        return (
+            len(g.drop_duplicates(cells)),
+            int(size) if size.isdigit() else 0,
+            str(g["started_at"].max()),
+        )
+
+    ordered = sorted(groups.items(), key=rank, reverse=True)
+    (profile, size), kept = ordered[0]
+    say(f"{experiment}: built from {len(kept)} run(s) of profile {profile}, {size} cases")
+    for (other, other_size), g in ordered[1:]:
+        say(
+            f"{experiment}: set aside {len(g)} run(s) of profile {other}, {other_size} cases "
+            f"(one table is one profile and case count; kept the set with more cells, then "
+            f"more cases, then newer): {', '.join(g['run'])}"
+        )
+    return kept.drop(columns="_size")
 
 
 def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """One row per (arm, benchmark, writer): a config changed since (another scorer, prompt,
-    sample size...) leaves its older run folder behind; the newest run is the one reported (its n
-    is in the table), and the others are named. The writer model is part of the identity: the
-    same arm with a write path of its own (Appendix D's 35B extractor) is a row of its own."""
-    keys = ("arm", "benchmark", "source", "L", "d", "probe", "sessions", "writer")
-    identity = [c for c in keys if c in df.columns]
-    df = df.sort_values("started_at")
-    older = df[df.duplicated(identity, keep="last")]
-    for run in older["run"]:
-        print(
-            f"tables: {experiment}/{run} is superseded by a newer run of the same arm and "
-            "benchmark; not reported",
-            file=sys.stderr,
+    """One row per cell (arm, benchmark, writer, and the benchmark's parameters): when runs
+    compete for a cell (a config changed since: another scorer, prompt...), a complete run beats
+    an incomplete one and then the newest wins; each run set aside is named with why. The
+    writer model is part of the identity: the same arm with a write path of its own (Appendix
+    D's 35B extractor) is a row of its own."""
+    identity = [c for c in CELL_KEYS if c in df.columns]
+    df = df.sort_values(["complete", "started_at"])
+    cell_of = pd.Series(
+        ["|".join(map(str, row)) for row in df[identity].itertuples(index=False)], index=df.index
+    )
+    kept = df.drop_duplicates(identity, keep="last")
+    winners = dict(zip(cell_of[kept.index], kept.index, strict=True))
+    for index, old in df[df.duplicated(identity, keep="last")].iterrows():
+        winner = df.loc[winners[cell_of[index]]]
+        why = (
+            "a complete run"
+            if winner["complete"] and not old["complete"]
+            else "a newer run of the same arm and benchmark"
         )
-    return df.drop_duplicates(identity, keep="last").reset_index(drop=True)
+        say(f"{experiment}/{old['run']} is superseded by {why} ({winner['run']}); not reported")
+    return kept.drop(columns=["path"], errors="ignore").reset_index(drop=True)
 
 
-def per_question(runs: Path, experiment: str) -> pd.DataFrame:
+def per_question(runs: Path, experiment: str, *, include_scripted: bool = True) -> pd.DataFrame:
     """One row per scored question of an experiment, for tables that join questions (Table 8
-    joins each case's final question with its "-pre" question)."""
-    rows = []
-    for folder in sorted((runs / experiment).glob("*/summary.json")):
-        folder = folder.parent
-        cfg = json.loads((folder / "manifest.json").read_text())["config"]
-        preds = {}
-        for line in (folder / "predictions.jsonl").read_text().splitlines():
-            r = json.loads(line)
-            preds[r["id"]] = r
-        for line in (folder / "scores.jsonl").read_text().splitlines():
-            score = json.loads(line)
-            pred = preds[score["id"]]
-            row: dict[str, Any] = {
-                "run": folder.name,
-                "arm": arm_key(cfg),
-                **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
-                "id": score["id"],
-                "case": score["id"].removesuffix("-pre"),
-                "phase": "pre" if score["id"].endswith("-pre") else "final",
-                "gold": pred["golds"][0],
-                "retained": (pred.get("context_meta") or {}).get("retained_values"),
-            }
-            for scorer, fields in score.items():
-                if isinstance(fields, dict):
-                    row.update({f"{scorer}.{k}": v for k, v in fields.items()})
-            rows.append(row)
-    if not rows:
-        raise SystemExit(f"no finished runs under {runs / experiment}: run the experiment first")
-    return pd.DataFrame(rows)
+    joins each case's final question with its "-pre" question). Callers keep the runs `collect`
+    chose (by run name), so scripted runs are loaded here and filtered there."""
+    q = load_runs(runs, experiment, include_scripted=include_scripted)
+    q["case"] = q["id"].str.removesuffix("-pre")
+    q["phase"] = q["id"].map(lambda i: "pre" if i.endswith("-pre") else "final")
+    q["gold"] = q["golds"].map(lambda g: g[0] if g else None)
+    q["retained"] = q["context_meta"].map(lambda m: (m or {}).get("retained_values"))
+    return q
 
 
 # -- header and cells ---------------------------------------------------------------------------
@@ -147,12 +154,23 @@ RATE_CELLS = "Cells: ours in % (n); the paper's figure (Qwen3-4B-Instruct-2507, 
 
 
 def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
+    """The table's title and what it was built from: the models, the profile (models and
+    revisions), the case count, and whether these are scripted dry runs."""
     models = ", ".join(sorted({str(m) for m in df["llm"].dropna()}))
     embedders = ", ".join(sorted({str(m) for m in df["embedder"].dropna()})) or "none"
     incomplete = df[~df["complete"]]
     note = f"\n\n**Incomplete runs:** {', '.join(incomplete['run'])}" if len(incomplete) else ""
+    built = ""
+    if "profile" in df.columns:
+        profiles = "; ".join(f"`{p}`" for p in sorted(df["profile"].dropna().unique()))
+        sizes = sorted({int(c) for c in df["cases"].dropna()}) if "cases" in df else []
+        count = f", {'/'.join(map(str, sizes))} cases per cell" if sizes else ""
+        built = f"\n\nBuilt from {len(df)} run(s) of profile {profiles}{count}."
+        if df["scripted"].any():
+            built += " **Scripted dry runs: not model results.**"
     return (
-        f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. {cells}{note}\n"
+        f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. {cells}"
+        f"{built}{note}\n"
     )
 
 

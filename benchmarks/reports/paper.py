@@ -6,10 +6,9 @@ percent (or characters where named). Values are copied from the paper's text, se
 
 from __future__ import annotations
 
-# The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
-# Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
-# `writer=vllm35b` is reported as `<arm>_35b` (benchmarks.reports.frame.arm_key).
-WRITER_ROWS: dict[str, str] = {"Qwen/Qwen3.6-35B-A3B-FP8": "_35b"}
+# The writer models of the paper's labelled writer-scale rows and their rows' suffix (`<arm>_35b`
+# for Appendix D's 35B extractor) are the loader's, which names every run's row.
+from benchmarks.results.loader import WRITER_ROWS  # noqa: F401
 
 # Table 6 (§4.2.1, n=140 per L): current-value accuracy (%) as revisions accumulate.
 TABLE6_ACCURACY: dict[str, dict[int, float]] = {

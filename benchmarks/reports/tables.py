@@ -1,10 +1,13 @@
 """Build the paper's tables from run folders: ours (n, 95% interval) beside the paper's numbers.
 
-    python -m benchmarks.reports table6 [--runs runs] [--out results]
+    python -m benchmarks.reports table6 [--runs runs] [--out results] [--profile P]
+    python -m benchmarks.reports all            # every table that has runs (make tables)
 
 (`python -m benchmarks.reports.tables table6` is the same command.) Reads
 runs/<experiment>/*/{manifest,summary}.json only (so tables can be rebuilt any time without a
-model), writes results/tables/<name>.md and .csv, and a figure where one helps.
+model), writes results/tables/<name>.md and .csv, and a figure where one helps. A table is built
+from the runs of one profile and case count, never from scripted dry runs, and a table with no
+such runs is left as it is (`frame.collect` says what it kept and what it set aside).
 
 Why a module of its own: this is the one registry of every benchmark's table builders (ALFWorld
 revision, FactConsolidation, LongMemEval) and the command over it. The builders live in a module
@@ -34,6 +37,7 @@ from benchmarks.reports.frame import (
     INTERVAL_CELLS,
     RATE_CELLS,
     Builder,
+    NoRuns,
     arm_key,
     cell,
     collect,
@@ -42,6 +46,7 @@ from benchmarks.reports.frame import (
     ingest_cost,
     latest_per_config,
     per_question,
+    say,
 )
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "Builder",
     "arm_key",
     "build",
+    "build_all",
     "by_parameter",
     "cell",
     "collect",
@@ -80,9 +86,17 @@ TABLES: dict[str, Builder] = {
 }
 
 
-def build(name: str, runs: Path, out: Path) -> str:
-    """Collect an experiment's runs, build its table, write the .md and .csv; the markdown."""
-    df = collect(runs, name)
+def build(
+    name: str,
+    runs: Path,
+    out: Path,
+    *,
+    profile: str | None = None,
+    include_scripted: bool = False,
+) -> str:
+    """Collect an experiment's runs, build its table, write the .md and .csv; the markdown.
+    Raises `NoRuns` (writing nothing) when the experiment has no runs the table may use."""
+    df = collect(runs, name, profile=profile, include_scripted=include_scripted)
     md = TABLES[name](df, runs, out)
     tables = out / "tables"
     tables.mkdir(parents=True, exist_ok=True)
@@ -91,13 +105,50 @@ def build(name: str, runs: Path, out: Path) -> str:
     return md
 
 
+def build_all(
+    runs: Path, out: Path, *, profile: str | None = None, include_scripted: bool = False
+) -> dict[str, str]:
+    """Every table with runs under `runs`; what happened to each, one line per table."""
+    if not runs.is_dir() or not any(runs.glob("*/*/summary.json")):
+        say(f"no finished runs under {runs}/: nothing rebuilt, the tables in {out}/ are unchanged")
+        return {}
+    done = {}
+    for name in sorted(TABLES):
+        if not (runs / name).is_dir():
+            continue
+        try:
+            build(name, runs, out, profile=profile, include_scripted=include_scripted)
+        except NoRuns as err:
+            done[name] = f"{err}; {out / 'tables' / name}.md left as it is"
+        else:
+            done[name] = f"wrote {out / 'tables' / name}.md and .csv"
+        say(f"{name}: {done[name]}")
+    return done
+
+
 def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    p.add_argument("table", choices=sorted(TABLES))
+    p.add_argument("table", choices=["all", *sorted(TABLES)])
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument(
+        "--profile", help="build from this profile's runs (its label or reader model) only"
+    )
+    p.add_argument(
+        "--include-scripted",
+        action="store_true",
+        help="let scripted dry runs in (the table says so); never for results/",
+    )
     args = p.parse_args(argv)
-    print(build(args.table, args.runs, args.out))
+    options = {"profile": args.profile, "include_scripted": args.include_scripted}
+    if args.table == "all":
+        build_all(args.runs, args.out, **options)
+        return 0
+    try:
+        print(build(args.table, args.runs, args.out, **options))
+    except NoRuns as err:
+        print(f"tables: {err}; nothing written", file=sys.stderr)
+        return 2
     print(f"\nwrote {args.out / 'tables' / args.table}.md and .csv", file=sys.stderr)
     return 0
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.factconsolidation import FactConsolidation, KeyHistory, gold_state
+from benchmarks.results.loader import NoRuns, is_scripted
 from benchmarks.scoring.rules import normalize_answer
 from pmem import Memory
 
@@ -93,8 +95,8 @@ def audit_run(run: Path) -> dict[str, Any] | None:
     """The audit of one run folder, or None if it is not a finished state-arm ingest."""
     manifest = json.loads((run / "manifest.json").read_text())
     cfg = manifest["config"]
-    if cfg["arm"].get("_target_") not in STATE_TARGETS:
-        return None
+    if cfg["arm"].get("_target_") not in STATE_TARGETS or is_scripted(cfg):
+        return None  # not a state-arm store, or a scripted dry run (never a paper figure)
     bench = cfg["benchmark"]
     data = FactConsolidation(bench["source"], bench.get("path")).data
     rows = []
@@ -146,7 +148,7 @@ def collect_audits(runs: Path, experiment: str) -> pd.DataFrame:
         if (row := audit_run(folder.parent)) is not None
     ]
     if not rows:
-        raise SystemExit(f"no state-arm snapshots under {runs / experiment}: run table7 first")
+        raise NoRuns(f"no state-arm snapshots under {runs / experiment}: run table7 first")
     df = pd.DataFrame(rows)
     df["stream"] = df["source"].str.split("_").str[1]
     df["soft_identity"] = (
@@ -169,7 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--experiment", default="table7")
     parser.add_argument("--out", type=Path, default=Path("results/tables"))
     args = parser.parse_args(argv)
-    df = collect_audits(args.runs, args.experiment)
+    try:
+        df = collect_audits(args.runs, args.experiment)
+    except NoRuns as err:
+        print(f"write_audit: {err}; nothing written", file=sys.stderr)
+        return 2
     df = df.sort_values(["stream", "writer", "soft_identity"], key=lambda c: c.astype(str))
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / "appendix_f.csv", index=False)

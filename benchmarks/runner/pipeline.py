@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from benchmarks.models.calls import recording
 from benchmarks.models.usage import UsageMeter
-from benchmarks.runner.arm import MemoryArm, Services
-from benchmarks.runner.runs import RunFolder
+from benchmarks.runner.arm import Context, MemoryArm, Services
+from benchmarks.runner.runs import CALLS_FILE, JsonLines, RunFolder
 from benchmarks.runner.types import Benchmark, Episode, Question
 from benchmarks.stats import binomial_ci
 
@@ -106,7 +107,17 @@ async def answer_stage(
     services = Services(**{role: await stack.get(role) for role in needs})
     reader = await stack.get("reader")
     gate = asyncio.Semaphore(episode_concurrency)
-    bar = tqdm(total=total, desc="answer", unit="q", disable=not progress, dynamic_ncols=True)
+    bars = dict(disable=not progress, dynamic_ncols=True)
+    # a long ingest (thousands of writer calls) must not look like a hang at "answer 0/N"
+    ingest_bar = tqdm(total=len(todo), desc="ingest", unit="ep", position=0, **bars)
+    bar = tqdm(total=total, desc="answer", unit="q", position=1, **bars)
+    ingest_calls = 0
+
+    def tick() -> None:
+        nonlocal ingest_calls
+        ingest_calls += 1
+        ingest_bar.set_postfix_str(f"{ingest_calls:,} model calls", refresh=False)
+        ingest_bar.update(0)
 
     async def episode(ep: Episode, questions: list[Question]) -> None:
         async with gate:
@@ -116,12 +127,17 @@ async def answer_stage(
                 snapshot = run.snapshots / snapshot_name(ep.id)
                 if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
                     started = time.perf_counter()
-                    await arm.ingest(ep.events)
+                    with recording(on_call=tick) as calls:
+                        await arm.ingest(ep.events)
                     snapshot.mkdir(parents=True, exist_ok=True)
                     cost = ingest_cost(own, time.perf_counter() - started)
                     (snapshot / INGEST_FILE).write_text(json.dumps(cost, indent=1))
+                    JsonLines(snapshot / CALLS_FILE).rewrite(
+                        [{"n": i, **c} for i, c in enumerate(calls)]
+                    )
                     if arm.save(snapshot):
                         (snapshot / SNAPSHOT_DONE).touch()
+                ingest_bar.update()
                 await asyncio.gather(*(answer_one(arm, ep, q) for q in questions))
             finally:
                 await arm.aclose()
@@ -131,12 +147,16 @@ async def answer_stage(
         def ask(text: str) -> Any:
             return reader.complete(bench.answer_messages(q, text))
 
-        if answer:
-            context, result = await arm.respond(q, ask)
-            prediction = result.text
-        else:
-            context, prediction = await arm.read(q), None
+        with recording() as calls:  # this question's calls only: the reader's and any other
+            if answer:
+                context, result = await arm.respond(q, ask)
+                prediction = result.text
+            else:
+                context, prediction = await arm.read(q), None
         tokens = await reader.count_tokens(context.text)
+        # the sample first: a prediction marks the question done, so a kill between the two
+        # re-answers it (from the cache) rather than leaving a prediction with no sample
+        run.samples.append(sample(ep, q, context, tokens.n, prediction, calls))
         run.predictions.append(
             {
                 "id": q.id,
@@ -157,8 +177,39 @@ async def answer_stage(
     try:
         await asyncio.gather(*(episode(ep, qs) for ep, qs in todo))
     finally:
+        ingest_bar.close()
         bar.close()
     return total
+
+
+def sample(
+    ep: Episode,
+    q: Question,
+    context: Context,
+    tokens: int,
+    prediction: str | None,
+    calls: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """One line of the sample log (samples.jsonl): what the reader saw and said for a question.
+
+    The arm's read (its context text, the ids of the memory entries it read, its size) and every
+    model call the question caused, each with the messages as sent and the raw reply; the scores
+    live in scores.jsonl under the same id (`benchmarks.results.load_runs` joins them)."""
+    return {
+        "id": q.id,
+        "episode": ep.id,
+        "question": q.text,
+        "golds": list(q.golds),
+        "prediction": prediction,
+        "context": {
+            "text": context.text,
+            "ids": [str(i) for i in context.ids],
+            "chars": len(context.text),
+            "tokens": tokens,
+            "meta": context.meta,
+        },
+        "calls": calls,
+    }
 
 
 async def score_stage(

@@ -191,6 +191,8 @@ class JsonLines:
 
 
 LOCK_FILE = ".lock"
+SAMPLES_FILE = "samples.jsonl"
+CALLS_FILE = "calls.jsonl"  # in each snapshot: the model calls its ingest made
 
 
 class RunFolderInUse(RuntimeError):
@@ -202,6 +204,8 @@ class RunFolder:
         self.path = path
         self.predictions = JsonLines(path / "predictions.jsonl", required=("id",))
         self.scores = JsonLines(path / "scores.jsonl", required=("id",))
+        # what the reader saw, per question: the arm's read and every model call it caused
+        self.samples = JsonLines(path / SAMPLES_FILE, required=("id",))
         self.snapshots = path / "snapshots"
         self.logs = path / "logs"
 

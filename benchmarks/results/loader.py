@@ -1,0 +1,261 @@
+"""Every run under a root as pandas DataFrames: one row per run, or one row per question.
+
+    from benchmarks.results import load_runs, load_summaries
+    runs = load_summaries("runs")            # one row per finished run folder
+    questions = load_runs("runs", "table6")  # one row per scored question, with what it read
+
+Why a module of its own: the tables, the report, the notebooks and a user's own analysis all read
+run folders the same way, and a reader must never exit the interpreter (it raises `NoRuns`). It
+reads a live runs root (runs/<experiment>/<run>/) and the committed export (results/runs/, the
+same layout with its .jsonl files gzipped: `export_runs`) alike, and only reads: nothing here
+calls a model or changes a run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+# The server of the scripted profile (configs/llm/scripted.yaml): a run any of whose models it
+# served is a dry run, never a paper figure.
+SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
+# The model roles that decide a run's numbers beside its arm; the writer is part of the row's name
+# instead (`arm_key`), so one table can compare writers.
+PROFILE_ROLES = ("llm", "embedder", "judge")
+BENCH_META = ("_target_", "name")
+EXPORTED = ("predictions", "scores", "samples")
+# The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
+# Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
+# `writer=vllm35b` is reported as `<arm>_35b`.
+WRITER_ROWS: dict[str, str] = {"Qwen/Qwen3.6-35B-A3B-FP8": "_35b"}
+
+
+class NoRuns(LookupError):
+    """Nothing to load: no run folder, or none that the filter keeps."""
+
+
+def arm_key(cfg: dict[str, Any]) -> str:
+    """A run's row name: the arm's name, plus its writer when the run gives the write path a
+    model of its own (`writer=<profile>`): `<arm>_35b` for the paper's 35B extractor (the rows
+    of Appendix D), `<arm>@<model>` for any other writer, so the same arm with two writers is
+    two rows and never one run hiding the other."""
+    name = cfg["arm"]["name"]
+    writer = (cfg.get("writer") or {}).get("model")
+    if not writer:
+        return name
+    return name + WRITER_ROWS.get(writer, f"@{writer}")
+
+
+def is_scripted(cfg: dict[str, Any]) -> bool:
+    """Whether the scripted dry-run server answered any of the run's models."""
+    roles = (*PROFILE_ROLES, "writer")
+    return any(
+        ((cfg.get(role) or {}).get("server") or {}).get("_target_") == SCRIPTED_SERVER
+        for role in roles
+    )
+
+
+def profile_of(cfg: dict[str, Any]) -> str:
+    """The models (and revisions) behind a run's numbers, as one readable label: runs of one
+    label are comparable; a table is built from one label only."""
+    parts = []
+    for role in PROFILE_ROLES:
+        node = cfg.get(role) or {}
+        model = node.get("model")
+        if not model:
+            continue
+        revision = str(node.get("revision") or "")
+        short = revision if len(revision) <= 24 else revision[:24] + "…"
+        label = f"{model}@{short}" if short else str(model)
+        parts.append(label if role == "llm" else f"{role} {label}")
+    return ", ".join(parts) or "no model"
+
+
+def case_count(cfg: dict[str, Any]) -> int | None:
+    """How many cases the run was asked for (the benchmark's `cases` or `limit`, or `run.limit`):
+    a 5-case check and a 140-case run of one arm are never one table's cells."""
+    bench = cfg.get("benchmark") or {}
+    for value in (bench.get("cases"), bench.get("limit"), (cfg.get("run") or {}).get("limit")):
+        if value is not None:
+            return int(value)
+    return None
+
+
+def run_folders(root: str | Path, experiment: str | None = None) -> Iterator[tuple[str, Path]]:
+    """(experiment, folder) of every finished run (one with a summary.json) under `root`."""
+    root = Path(root)
+    pattern = f"{experiment}/*/summary.json" if experiment else "*/*/summary.json"
+    for summary in sorted(root.glob(pattern)):
+        yield summary.parent.parent.name, summary.parent
+
+
+def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
+    """A run's `<name>.jsonl` (or the export's `<name>.jsonl.gz`); [] when it has none. Lines
+    that are not records are skipped here (the runner sets them aside when it resumes)."""
+    plain, packed = folder / f"{name}.jsonl", folder / f"{name}.jsonl.gz"
+    if plain.exists():
+        text = plain.read_text(encoding="utf-8")
+    elif packed.exists():
+        text = gzip.decompress(packed.read_bytes()).decode("utf-8")
+    else:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "id" in record:
+            out.append(record)
+    return out
+
+
+def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    cfg = manifest["config"]
+    return {
+        "experiment": experiment,
+        "run": folder.name,
+        "arm": arm_key(cfg),
+        "benchmark": cfg["benchmark"]["name"],
+        **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
+        "llm": cfg["llm"].get("model"),
+        # a write path of its own (writer=<profile>); None: the llm profile also writes
+        "writer": (cfg.get("writer") or {}).get("model"),
+        "embedder": (cfg.get("embedder") or {}).get("model"),
+        "profile": profile_of(cfg),
+        "scripted": is_scripted(cfg),
+        "cases": case_count(cfg),
+    }
+
+
+def summary_row(experiment: str, folder: Path) -> dict[str, Any]:
+    """One run's row: its config, profile, size, scores (in %) and read size."""
+    summary = json.loads((folder / "summary.json").read_text())
+    manifest = json.loads((folder / "manifest.json").read_text())
+    row = _run_columns(experiment, folder, manifest)
+    row.update(
+        {
+            "n": summary["n"],
+            "expected": summary["expected"],
+            "complete": summary["complete"],
+            "started_at": manifest.get("started_at"),
+            "git_commit": (manifest.get("git") or {}).get("commit"),
+            "path": str(folder),
+        }
+    )
+    read = summary.get("read", {})
+    row["mean_chars"] = read.get("mean_chars")
+    row["mean_tokens"] = read.get("mean_tokens")
+    for key, value in (read.get("meta") or {}).items():
+        row[f"meta.{key}"] = value
+    for key, r in (summary.get("rates") or {}).items():
+        row[f"rate.{key}"] = 100 * r["rate"]
+        row[f"rate.{key}.n"] = r["n"]
+    for scorer, s in summary["scores"].items():
+        row[f"{scorer}.acc"] = 100 * s["accuracy"]
+        row[f"{scorer}.lo"] = 100 * s["ci95"][0]
+        row[f"{scorer}.hi"] = 100 * s["ci95"][1]
+        row[f"{scorer}.n"] = s["n"]
+        for metric, value in s.items():
+            if metric not in ("accuracy", "ci95", "n", "correct") and isinstance(value, float):
+                row[f"{scorer}.{metric}"] = 100 * value
+    return row
+
+
+def load_summaries(
+    root: str | Path = "runs", experiment: str | None = None, *, include_scripted: bool = False
+) -> pd.DataFrame:
+    """One row per finished run folder under `root` (of one experiment, or all).
+
+    Scripted dry runs are left out unless `include_scripted`. Raises `NoRuns` when no row is
+    left, saying what was there."""
+    rows = [summary_row(exp, folder) for exp, folder in run_folders(root, experiment)]
+    return _kept(rows, root, experiment, include_scripted)
+
+
+def load_runs(
+    root: str | Path = "runs", experiment: str | None = None, *, include_scripted: bool = False
+) -> pd.DataFrame:
+    """One row per scored question of every finished run under `root`: the run's columns
+    (experiment, run, arm, profile, benchmark settings), the question, golds and prediction,
+    the read's size, one column per scorer field (``location.correct``, ``stale.stale``...),
+    and, when the run kept a sample log, what the arm read (``context_text``,
+    ``context_ids``) and every model call the question caused (``calls``)."""
+    rows = []
+    for exp, folder in run_folders(root, experiment):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        run = _run_columns(exp, folder, manifest)
+        predictions = {r["id"]: r for r in read_records(folder, "predictions")}
+        samples = {r["id"]: r for r in read_records(folder, "samples")}  # last line per id wins
+        for score in read_records(folder, "scores"):
+            pred = predictions.get(score["id"], {})
+            row: dict[str, Any] = {
+                **run,
+                "id": score["id"],
+                "episode": pred.get("episode"),
+                "question": pred.get("question"),
+                "golds": pred.get("golds"),
+                "prediction": pred.get("prediction"),
+                "context_chars": pred.get("context_chars"),
+                "context_tokens": pred.get("context_tokens"),
+                "context_meta": pred.get("context_meta"),
+                "question_meta": pred.get("meta"),
+            }
+            for scorer, fields in score.items():
+                if isinstance(fields, dict):
+                    row.update({f"{scorer}.{k}": v for k, v in fields.items()})
+            sample = samples.get(score["id"])
+            if sample is not None:
+                context = sample.get("context") or {}
+                row["context_text"] = context.get("text")
+                row["context_ids"] = context.get("ids")
+                row["calls"] = sample.get("calls")
+            rows.append(row)
+    return _kept(rows, root, experiment, include_scripted)
+
+
+def _kept(
+    rows: list[dict[str, Any]], root: str | Path, experiment: str | None, include_scripted: bool
+) -> pd.DataFrame:
+    where = Path(root) / experiment if experiment else Path(root)
+    if not rows:
+        raise NoRuns(f"no finished runs under {where}")
+    df = pd.DataFrame(rows)
+    if not include_scripted:
+        scripted = int(df["scripted"].sum())
+        df = df[~df["scripted"]]
+        if df.empty:
+            raise NoRuns(
+                f"no paper runs under {where}: only {scripted} row(s) of scripted dry runs, which "
+                "never enter a paper table (include_scripted=True to load them)"
+            )
+    return df.reset_index(drop=True)
+
+
+def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
+    """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
+    loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
+    clone needs to show per-sample drill-downs without the runs; snapshots stay behind."""
+    written = []
+    for exp, folder in run_folders(root, experiment):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        if is_scripted(manifest["config"]):
+            continue
+        target = Path(dest) / exp / folder.name
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("manifest.json", "summary.json"):
+            shutil.copyfile(folder / name, target / name)
+        for name in EXPORTED:
+            source = folder / f"{name}.jsonl"
+            if source.exists():
+                # mtime=0: the same records give the same bytes, so a re-export changes nothing
+                packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
+                (target / f"{name}.jsonl.gz").write_bytes(packed)
+        written.append(target)
+    return written

@@ -1,0 +1,177 @@
+"""Results a researcher can trust and inspect: the sample log (what the reader saw), the public
+loader (`benchmarks.results`), and tables that a dry run or a smaller run cannot replace."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.reports.tables import build, build_all, collect
+from benchmarks.results import NoRuns, export_runs, load_runs, load_summaries
+from benchmarks.results.__main__ import main as results_main
+
+SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted"]
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real scripted run of Table 6 (P-Mem commit, L=2, 3 cases): its runs root."""
+    root = tmp_path_factory.mktemp("dry") / "runs"
+    args = ["experiment=table6", "arm=pmem_commit", "benchmark.L=2", "benchmark.cases=3"]
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", *args, *SCRIPTED, f"run.root={root}",
+         "run.progress=false"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    return root
+
+
+def test_the_sample_log_keeps_what_the_reader_saw(dry_run: Path) -> None:
+    (folder,) = (dry_run / "table6").iterdir()
+    samples = [json.loads(line) for line in (folder / "samples.jsonl").read_text().splitlines()]
+    predictions = [json.loads(x) for x in (folder / "predictions.jsonl").read_text().splitlines()]
+    assert sorted(s["id"] for s in samples) == sorted(p["id"] for p in predictions)
+    for sample in samples:
+        context = sample["context"]
+        assert context["chars"] == len(context["text"]) and context["ids"]
+        (reader,) = [c for c in sample["calls"] if c["role"] == "reader"]
+        sent = reader["messages"][-1]["content"]
+        assert context["text"] in sent, "the reader's prompt holds the arm's read"
+        assert sample["question"] in sent
+        assert reader["reply"] == sample["prediction"]
+    # per ingest: the writer's calls, each with its messages and raw reply
+    calls = [
+        json.loads(line)
+        for f in sorted(folder.glob("snapshots/*/calls.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
+    writer = [c for c in calls if c["role"] == "writer"]
+    assert len(writer) == 3 * 3, "L=2: three events per case, one writer call each"
+    assert all(c["messages"] and "reply" in c and c["schema"] for c in writer)
+    assert {c["role"] for c in calls} <= {"writer", "embedder"}
+
+
+def test_the_loader_reads_every_run_as_dataframes_and_never_exits(dry_run: Path) -> None:
+    with pytest.raises(NoRuns, match=r"only .* scripted"):
+        load_summaries(dry_run)  # a dry run is not a result
+    runs = load_summaries(dry_run, include_scripted=True)
+    (row,) = runs.to_dict("records")
+    assert row["experiment"] == "table6" and row["scripted"] and row["cases"] == 3
+    assert row["profile"].startswith("scripted@") and row["location.n"] == 3
+    q = load_runs(dry_run, "table6", include_scripted=True)
+    assert len(q) == 3 and set(q["id"]) == {f"alfrev-L2-{i:03d}" for i in range(3)}
+    assert {"location.correct", "substring.correct", "context_text", "calls"} <= set(q.columns)
+    assert all(text in call[-1]["messages"][-1]["content"]
+               for text, call in zip(q["context_text"], q["calls"], strict=True))  # fmt: skip
+    with pytest.raises(NoRuns):
+        load_runs(dry_run.parent / "nothing-here")
+
+
+def test_a_dry_run_never_replaces_a_committed_table(dry_run: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "results"
+    (out / "tables").mkdir(parents=True)
+    committed = out / "tables" / "table6.md"
+    committed.write_text("# Table 6 (the committed one)\n")
+    assert build_all(dry_run, out) == {
+        "table6": f"no paper runs under {dry_run / 'table6'}: only scripted dry runs; "
+        f"{out / 'tables' / 'table6'}.md left as it is"
+    }
+    assert committed.read_text() == "# Table 6 (the committed one)\n"
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["table6.md"]
+    assert "scripted dry run(s) set aside" in capsys.readouterr().err
+    assert build_all(tmp_path / "no-runs", out) == {}
+    assert "no finished runs" in capsys.readouterr().err
+    # asked for explicitly, a dry-run table says what it is
+    md = build("table6", dry_run, tmp_path / "dry", include_scripted=True)
+    assert "Scripted dry runs: not model results" in md
+
+
+def fake_run(root: Path, name: str, *, arm: str, L: int, cases: int, correct: int,
+             model: str = "m", started: str = "2026-01-01T00:00:00",
+             complete: bool = True) -> None:  # fmt: skip
+    folder = root / "table6" / name
+    folder.mkdir(parents=True)
+    config = {
+        "arm": {"name": arm},
+        "benchmark": {"name": f"alfrev-L{L}", "L": L, "cases": cases},
+        "llm": {"model": model, "revision": "r1"},
+        "embedder": {"model": "e"},
+    }
+    n = cases if complete else cases - 1
+    (folder / "manifest.json").write_text(json.dumps({"config": config, "started_at": started}))
+    summary = {
+        "n": n,
+        "expected": cases,
+        "complete": complete,
+        "scores": {
+            "location": {"accuracy": correct / n, "correct": correct, "n": n, "ci95": [0.5, 1.0]}
+        },
+        "read": {"mean_chars": 30.0, "mean_tokens": 8.0, "tokens_exact": True},
+    }
+    (folder / "summary.json").write_text(json.dumps(summary))
+    (folder / "predictions.jsonl").write_text(
+        json.dumps({"id": "q1", "golds": ["desk 1"], "prediction": "desk 1"}) + "\n"
+    )
+    (folder / "scores.jsonl").write_text(json.dumps({"id": "q1", "location": {"correct": True}}))
+
+
+def test_a_smaller_or_other_profile_run_is_set_aside_by_name(tmp_path: Path, capsys) -> None:
+    runs = tmp_path / "runs"
+    for L in (1, 2, 4, 8):
+        fake_run(runs, f"full-L{L}", arm="pmem_commit", L=L, cases=20, correct=20)
+    # a newer 5-case check of one cell, and a newer run on another model
+    fake_run(runs, "check", arm="pmem_commit", L=4, cases=5, correct=0, started="2026-02-01")
+    fake_run(runs, "other", arm="pmem_commit", L=2, cases=20, correct=1, model="x",
+             started="2026-02-01")  # fmt: skip
+    df = collect(runs, "table6")
+    assert sorted(df["run"]) == ["full-L1", "full-L2", "full-L4", "full-L8"]
+    err = capsys.readouterr().err
+    assert "built from 4 run(s) of profile m@r1, embedder e, 20 cases" in err
+    assert "set aside 1 run(s) of profile m@r1, embedder e, 5 cases" in err and "check" in err
+    assert "set aside 1 run(s) of profile x@r1" in err
+    md = build("table6", runs, tmp_path / "out")
+    assert "Built from 4 run(s) of profile `m@r1, embedder e`, 20 cases per cell" in md
+    only_x = collect(runs, "table6", profile="x")
+    assert list(only_x["run"]) == ["other"]
+    with pytest.raises(NoRuns, match="no runs of profile 'y'"):
+        collect(runs, "table6", profile="y")
+
+
+def test_a_complete_run_beats_a_newer_incomplete_one(tmp_path: Path, capsys) -> None:
+    runs = tmp_path / "runs"
+    fake_run(runs, "done", arm="raw_topk", L=2, cases=20, correct=15)
+    fake_run(runs, "partial", arm="raw_topk", L=2, cases=20, correct=3, complete=False,
+             started="2026-03-01")  # fmt: skip
+    assert list(collect(runs, "table6")["run"]) == ["done"]
+    assert "table6/partial is superseded by a complete run (done)" in capsys.readouterr().err
+
+
+def test_export_is_what_the_loader_reads_and_is_byte_stable(tmp_path: Path, dry_run: Path) -> None:
+    runs = tmp_path / "runs"
+    fake_run(runs, "a", arm="pmem_commit", L=1, cases=20, correct=20)
+    dest = tmp_path / "results" / "runs"
+    (exported,) = export_runs(runs, dest, "table6")
+    first = (exported / "predictions.jsonl.gz").read_bytes()
+    export_runs(runs, dest, "table6")
+    assert (exported / "predictions.jsonl.gz").read_bytes() == first
+    assert json.loads(gzip.decompress(first))["prediction"] == "desk 1"
+    q = load_runs(dest)
+    assert list(q["id"]) == ["q1"] and bool(q["location.correct"].iloc[0])
+    assert export_runs(dry_run, tmp_path / "dry-export", "table6") == [], "never a dry run"
+
+
+def test_the_command_line_shows_a_runs_samples(dry_run: Path, capsys) -> None:
+    (folder,) = (dry_run / "table6").iterdir()
+    assert results_main(["show", str(folder), "--calls", "--id", "alfrev-L2-000"]) == 0
+    out = capsys.readouterr().out
+    assert "alfrev-L2-000" in out and "question: where is the" in out and "reader scripted" in out
+    assert results_main(["show", str(dry_run)]) == 2
+    assert "not a finished run folder" in capsys.readouterr().err
+    assert results_main(["list", "--runs", str(dry_run)]) == 2  # only a dry run: says so
+    assert "scripted" in capsys.readouterr().err
