@@ -121,7 +121,7 @@ def fake_run(root: Path, name: str, *, arm: str, L: int, cases: int, correct: in
     (folder / "scores.jsonl").write_text(json.dumps({"id": "q1", "location": {"correct": True}}))
 
 
-def test_a_smaller_or_other_profile_run_is_set_aside_by_name(tmp_path: Path, capsys) -> None:
+def test_a_smaller_or_other_profile_run_never_replaces_a_cell(tmp_path: Path, capsys) -> None:
     runs = tmp_path / "runs"
     for L in (1, 2, 4, 8):
         fake_run(runs, f"full-L{L}", arm="pmem_commit", L=L, cases=20, correct=20)
@@ -132,11 +132,14 @@ def test_a_smaller_or_other_profile_run_is_set_aside_by_name(tmp_path: Path, cap
     df = collect(runs, "table6")
     assert sorted(df["run"]) == ["full-L1", "full-L2", "full-L4", "full-L8"]
     err = capsys.readouterr().err
-    assert "built from 4 run(s) of profile m@r1, embedder e, 20 cases" in err
-    assert "set aside 1 run(s) of profile m@r1, embedder e, 5 cases" in err and "check" in err
-    assert "set aside 1 run(s) of profile x@r1" in err
+    assert "built from the 5 run(s) of profile m@r1, embedder e" in err
+    assert "table6/check is superseded by a run with more cases (full-L4: 20 vs 5)" in err
+    assert "set aside 1 run(s) of profile x@r1, embedder e" in err and ": other" in err
     md = build("table6", runs, tmp_path / "out")
-    assert "Built from 4 run(s) of profile `m@r1, embedder e`, 20 cases per cell" in md
+    assert "Built from 4 run(s) of profile `m@r1, embedder e`, 20 cases per cell." in md
+    # arms run at other sizes by design are kept, and the header names them
+    fake_run(runs, "long", arm="raw_topk", L=1, cases=10, correct=5)
+    assert "20 cases per cell (raw_topk 10)." in build("table6", runs, tmp_path / "out")
     only_x = collect(runs, "table6", profile="x")
     assert list(only_x["run"]) == ["other"]
     with pytest.raises(NoRuns, match="no runs of profile 'y'"):

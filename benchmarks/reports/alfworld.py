@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports import paper
-from benchmarks.reports.figures import figure
+from benchmarks.reports.figures import accuracy_by_parameter
 from benchmarks.reports.frame import RATE_CELLS, Builder, cell, header, per_question
 
 
@@ -154,41 +154,10 @@ def _plot_by_parameter(
     path: Path,
     title: str,
 ) -> None:
-    from matplotlib.ticker import ScalarFormatter  # matplotlib loads only when a table draws
-
-    with figure(path, figsize=(6.5, 4)) as (_, ax):
-        for i, (arm, g) in enumerate(df.sort_values(parameter).groupby("arm")):
-            color = f"C{i}"
-            ax.errorbar(
-                g[parameter],
-                g[f"{scorer}.acc"],
-                yerr=[
-                    g[f"{scorer}.acc"] - g[f"{scorer}.lo"],
-                    g[f"{scorer}.hi"] - g[f"{scorer}.acc"],
-                ],
-                marker="o",
-                color=color,
-                capsize=3,
-                label=f"{arm} (ours)",
-            )
-            if arm in reference:
-                xs = sorted(reference[arm])
-                ax.plot(
-                    xs,
-                    [reference[arm][x] for x in xs],
-                    ls="--",
-                    color=color,
-                    alpha=0.6,
-                    label=f"{arm} (paper)",
-                )
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(df[parameter].unique()))
-        ax.get_xaxis().set_major_formatter(ScalarFormatter())
-        ax.set_xlabel(parameter)
-        ax.set_ylabel("accuracy (%)")
-        ax.set_ylim(0, 105)
-        ax.set_title(title)
-        ax.legend(fontsize=7, ncol=2)
+    """Accuracy per arm against `parameter`, ours beside the paper's (n=140 per cell): drawn by
+    benchmarks/reports/figures.py from the per-run frame alone, so `python -m
+    benchmarks.reports.figures` redraws the same figure from the committed CSV."""
+    accuracy_by_parameter(df, scorer, parameter, reference, path, title, reference_n=140)
 
 
 TABLES: dict[str, Builder] = {

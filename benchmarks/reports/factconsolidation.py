@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports import paper
-from benchmarks.reports.figures import figure
+from benchmarks.reports.figures import plot_table7
 from benchmarks.reports.frame import Builder, format_cost, header, ingest_cost
 
 
@@ -74,26 +74,9 @@ def _table7_column(name: str) -> tuple[int, int, str]:
 
 
 def _plot_table7(df: pd.DataFrame, path: Path) -> None:
-    """Grouped bars: accuracy per arm and source, ours (with 95% intervals) beside the paper's."""
-    sources = sorted(df["source"].unique(), key=lambda s: (s.split("_")[0] != "sh", s))
-    arms = sorted(df["arm"].unique())
-    size = (4.2 * len(sources), 4.2)
-    with figure(path, ncols=len(sources), figsize=size, squeeze=False) as (fig, axes):
-        for ax, source in zip(axes[0], sources, strict=True):
-            sub = df[df["source"] == source].set_index("arm")
-            xs = range(len(arms))
-            ours = [sub["substring.acc"].get(a, float("nan")) for a in arms]
-            lo = [o - sub["substring.lo"].get(a, o) for a, o in zip(arms, ours, strict=True)]
-            hi = [sub["substring.hi"].get(a, o) - o for a, o in zip(arms, ours, strict=True)]
-            ax.bar([x - 0.2 for x in xs], ours, 0.4, yerr=[lo, hi], capsize=2, label="ours")
-            ref = [paper.TABLE7_ACCURACY.get(a, {}).get(source, float("nan")) for a in arms]
-            ax.bar([x + 0.2 for x in xs], ref, 0.4, alpha=0.5, hatch="//", label="paper")
-            ax.set_xticks(list(xs), arms, rotation=60, ha="right", fontsize=7)
-            ax.set_ylim(0, 105)
-            ax.set_title(source)
-            ax.set_ylabel("accuracy (%)")
-        axes[0][0].legend(fontsize=8)
-        fig.suptitle("Table 7: FactConsolidation (MemoryAgentBench substring rule)")
+    """Accuracy per arm and source and the single-hop stale rate, ours (95% intervals) beside
+    the paper's: benchmarks/reports/figures.py draws it from the per-run frame alone."""
+    plot_table7(df, path)
 
 
 TABLES: dict[str, Builder] = {"table7": table7}

@@ -1,32 +1,448 @@
-"""The tables' figures: one headless matplotlib figure per file, written where the table says.
+"""The tables' figures, drawn for a paper: one headless matplotlib figure per file.
 
-Why a module: every table builder draws the same way (no display, 150 dpi, tight layout, the
-folder made, the figure closed so a long `make tables` does not hold them all), so that lives
-here once and a builder only draws.
+    python -m benchmarks.reports.figures [--tables results/tables] [--out results/figures]
+
+rebuilds the committed figures (table6, table7, haystack_growth) from the committed per-run
+frames, results/tables/<table>.csv, so a clone without run folders can redraw them.
+
+Why a module: every figure follows the same rules, which live here once. It is drawn at a
+paper's column width with fonts that stay readable there; it is saved headless as .png (embedded
+by the report and the README) and .svg (for a paper), its folder made, and it is closed so a
+long `make tables` does not hold them all. Arms carry their display names
+(benchmarks/reports/names.py) and keep one color, marker and line style each, and each arm is
+shifted a little along x (a dodge), so two arms with identical values stay two visible lines.
+Our points are filled with their 95% intervals, the paper's hollow and dashed. Every title says
+n. Each figure is a function of the per-run frame alone (the columns of
+results/tables/<table>.csv), so the table builders and this command draw the same figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import argparse
+import math
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from benchmarks.reports import paper, paper_longmemeval
+from benchmarks.reports.names import display_name, sort_arms
+from benchmarks.stats import binomial_ci
+
+COLUMN_IN = 3.4  # one column of a two-column paper, inches
+FULL_IN = 7.0  # the full text width
+# Okabe & Ito's palette: distinguishable in color-blind vision and in grey print.
+COLORS = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#8C6D31",
+    "#999999",
+)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+# Ours: solid and dotted families; the paper's reference alone is drawn dashed (PAPER_LINE).
+LINESTYLES: tuple[Any, ...] = ("-", (0, (1, 1)), "-.", (0, (5, 1, 1, 1, 1, 1)))
+PAPER_LINE: Any = (0, (4, 2.5))
+STYLE: dict[str, Any] = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4.5,
+    "errorbar.capsize": 1.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.grid.axis": "y",
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.5,
+    "axes.axisbelow": True,
+    "svg.hashsalt": "pmem",  # stable ids: a redrawn figure diffs only where it changed
+    "svg.fonttype": "none",  # text stays text: smaller files, editable in a paper's tools
+}
+
 
 @contextmanager
 def figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
-    """``with figure(path, figsize=...) as (fig, ax):`` draw, and on exit the figure is laid
-    out, saved to `path` (its folder made) and closed. `subplots` go to `plt.subplots`."""
+    """``with figure(path, figsize=...) as (fig, ax):`` draw, and on exit the figure is saved
+    to `path` (.png, its folder made) and beside it as .svg, cropped to what was drawn (a
+    legend below the axes included), and closed. `subplots` go to `plt.subplots`."""
     import matplotlib
 
     matplotlib.use("Agg")  # headless: tables are built on clusters and in CI
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(**subplots)
-    try:
-        yield fig, ax
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150)
-    finally:
-        plt.close(fig)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(**subplots)
+        try:
+            yield fig, ax
+            path.parent.mkdir(parents=True, exist_ok=True)
+            saved = {"bbox_inches": "tight", "pad_inches": 0.03}
+            fig.savefig(path, dpi=200, metadata={"Software": None}, **saved)
+            fig.savefig(path.with_suffix(".svg"), metadata={"Date": None}, **saved)
+        finally:
+            plt.close(fig)
+
+
+# -- what every figure shares -------------------------------------------------------------------
+
+
+def arm_style(i: int) -> dict[str, Any]:
+    """The i-th arm's color, marker and line style: no two arms of a figure share all three."""
+    return {
+        "color": COLORS[i % len(COLORS)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "linestyle": LINESTYLES[i % len(LINESTYLES)],
+    }
+
+
+def dodge(i: int, count: int, step: float) -> float:
+    """The i-th of `count` arms' offset along x, centred on zero, `step` apart."""
+    return (i - (count - 1) / 2) * step
+
+
+def n_text(values: pd.Series) -> str:
+    """n as a title prints it: one number, or the range when the cells differ."""
+    v = values.dropna().astype(int)
+    if not len(v):
+        return "?"
+    low, high = int(v.min()), int(v.max())
+    return f"{low}" if low == high else f"{low}–{high}"
+
+
+def title(ax: Any, heading: str, caption: str) -> None:
+    """A bold heading and, under it, the caption that says what the marks are and their n."""
+    lines = caption.count("\n") + 1
+    ax.set_title(heading, loc="left", fontweight="bold", fontsize=8, pad=4 + 8 * lines)
+    ax.text(0, 1.015, caption, transform=ax.transAxes, va="bottom", fontsize=6.5, color="#333")
+
+
+def legend_below(ax: Any, handles: Sequence[Any], ncol: int = 2) -> None:
+    """The legend under the axes, outside them, so it never covers a line."""
+    ax.legend(
+        handles=list(handles),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+        ncol=ncol,
+        frameon=False,
+        handlelength=2.6,
+        columnspacing=1.2,
+    )
+
+
+def _key_handles(ours: str, reference: str) -> list[Any]:
+    """Legend entries that say which marks are ours and which the paper's."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color="#444444", marker="o", linestyle="-", label=ours),
+        Line2D(
+            [], [], color="#444444", marker="o", mfc="none", linestyle=PAPER_LINE, label=reference
+        ),
+    ]
+
+
+def _nan(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+# -- Table 6 and every accuracy-by-parameter figure -------------------------------------------
+
+
+def accuracy_by_parameter(
+    df: pd.DataFrame,
+    scorer: str,
+    parameter: str,
+    reference: Mapping[str, Mapping[Any, float]],
+    path: Path,
+    heading: str,
+    *,
+    reference_n: int | None = None,
+    xlabel: str | None = None,
+) -> None:
+    """Accuracy per arm against a doubling parameter (L, d): ours filled with 95% intervals,
+    the paper's figures hollow and dashed at the same x, each arm dodged a little."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    arms = sort_arms(df["arm"])
+    values = sorted(df[parameter].unique())
+    log = len(values) > 1 and min(values) > 0
+    with figure(path, figsize=(COLUMN_IN, 2.5)) as (_, ax):
+        handles = []
+        for i, arm in enumerate(arms):
+            style = arm_style(i)
+            g = df[df["arm"] == arm].sort_values(parameter)
+            shift = dodge(i, len(arms), 0.045 if log else 0.02 * (max(values) - min(values) or 1))
+
+            def at(x: Any, shift: float = shift) -> float:
+                return float(x) * 2**shift if log else float(x) + shift
+
+            acc = g[f"{scorer}.acc"]
+            ax.errorbar(
+                [at(x) for x in g[parameter]],
+                acc,
+                yerr=[acc - g[f"{scorer}.lo"], g[f"{scorer}.hi"] - acc],
+                elinewidth=0.7,
+                zorder=3,
+                **style,
+            )
+            ref = reference.get(arm, {})
+            xs = [x for x in values if x in ref]
+            if xs:
+                ax.plot(
+                    [at(x) for x in xs],
+                    [ref[x] for x in xs],
+                    color=style["color"],
+                    marker=style["marker"],
+                    mfc="none",  # a ring around our point where the two agree
+                    ms=6.5,
+                    linestyle=PAPER_LINE,
+                    linewidth=0.9,
+                    alpha=0.85,
+                    zorder=4,
+                )
+            handles.append(Line2D([], [], label=display_name(arm), **style))
+        if log:
+            ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator([float(v) for v in values]))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.set_xlabel(xlabel or parameter)
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(0, 104)
+        paper_n = f", n = {reference_n}" if reference_n else ""
+        title(
+            ax,
+            heading,
+            f"ours: filled, n = {n_text(df[f'{scorer}.n'])} per point, 95% Wilson interval; "
+            f"\npaper: hollow, dashed{paper_n}. Arms shifted slightly along x to stay visible.",
+        )
+        ours_key, paper_key = _key_handles("ours", "paper")
+        legend_below(ax, [*handles, ours_key, paper_key])
+
+
+def plot_table6(df: pd.DataFrame, path: Path) -> None:
+    """Table 6 (§4.2.1) from its per-run frame: accuracy as revisions accumulate."""
+    accuracy_by_parameter(
+        df,
+        "location",
+        "L",
+        paper.TABLE6_ACCURACY,
+        path,
+        "Table 6: accuracy as revisions accumulate",
+        reference_n=140,
+        xlabel="L (revisions per fact)",
+    )
+
+
+# -- Table 7 ------------------------------------------------------------------------------------
+
+
+def _source_order(source: str) -> tuple[int, int]:
+    hop, _, length = source.partition("_")
+    lengths = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
+    return ({"sh": 0, "mh": 1}.get(hop, 2), lengths.get(length, 9))
+
+
+def _source_title(source: str) -> str:
+    hop, _, length = source.partition("_")
+    return f"{ {'sh': 'single-hop', 'mh': 'multi-hop'}.get(hop, hop) } {length}"
+
+
+def plot_table7(df: pd.DataFrame, path: Path) -> None:
+    """Table 7 (§4.3) from its per-run frame: one panel per source (accuracy), then the
+    single-hop stale rate; one row per arm, ours filled with a 95% interval, the paper's
+    hollow, a dashed line between them."""
+    sources = sorted(df["source"].unique(), key=_source_order)
+    panels: list[tuple[str, str]] = [(s, "acc") for s in sources]
+    if "rate.stale.stale" in df and df["rate.stale.stale"].notna().any():
+        stale = [s for s in sources if df.loc[df["source"] == s, "rate.stale.stale"].notna().any()]
+        panels += [(s, "stale") for s in stale]
+    arms = sort_arms(df["arm"])
+    rows = {arm: len(arms) - 1 - i for i, arm in enumerate(arms)}  # the first arm on top
+    width = min(FULL_IN, 1.1 + 1.75 * len(panels))
+    height = 0.9 + 0.2 * len(arms)
+    usual = int(df["substring.n"].mode().max())  # the usual n; other cells say theirs
+    size = {"figsize": (width, height), "ncols": len(panels), "sharey": True, "squeeze": False}
+    with figure(path, **size) as (fig, axes):
+        for ax, (source, kind) in zip(axes[0], panels, strict=True):
+            sub = df[df["source"] == source].set_index("arm")
+            sub = sub[~sub.index.duplicated(keep="last")]
+            refs = paper.TABLE7_ACCURACY if kind == "acc" else paper.TABLE7_STALE
+            for arm in arms:
+                if arm not in sub.index:
+                    continue
+                r, y = sub.loc[arm], rows[arm]
+                value, lo, hi, n = _table7_point(r, kind)
+                if _nan(value):
+                    continue
+                ref = refs.get(arm, {}).get(source)
+                if not _nan(ref):
+                    ax.plot([value, ref], [y, y], color="#888888", lw=0.8, ls=PAPER_LINE)
+                    ax.plot(ref, y, "s", mfc="none", color=COLORS[1], ms=5.5, zorder=5)
+                ax.errorbar(
+                    value,
+                    y,
+                    xerr=[[value - lo], [hi - value]],
+                    fmt="o",
+                    color=COLORS[0],
+                    elinewidth=0.8,
+                    zorder=4,
+                )
+                if kind == "stale" or n != usual:  # n at the panel's right edge
+                    ax.annotate(
+                        f"n={n}", (1.0, y), xycoords=("axes fraction", "data"), xytext=(2, 0),
+                        textcoords="offset points", va="center", fontsize=5.5, color="#555555",
+                    )  # fmt: skip
+            ax.set_xlim(0, 104)
+            ax.set_title(
+                f"{_source_title(source)}\n{'accuracy' if kind == 'acc' else 'stale rate'} (%)",
+                fontsize=7.5,
+            )
+            ax.grid(axis="x", color="#dddddd", lw=0.5)
+            ax.grid(axis="y", visible=False)
+        axes[0][0].set_yticks(list(rows.values()), [display_name(a) for a in rows])
+        axes[0][0].set_ylim(-0.7, len(arms) - 0.3)
+        from matplotlib.lines import Line2D
+
+        handles = [
+            Line2D([], [], color=COLORS[0], marker="o", ls="-", label="ours, 95% Wilson interval"),
+            Line2D(
+                [], [], color=COLORS[1], marker="s", mfc="none", ls=PAPER_LINE,
+                label="paper (n = 100 per cell; stale n = 64–71)",
+            ),
+        ]  # fmt: skip
+        fig.legend(
+            handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False
+        )
+        fig.suptitle(
+            "Table 7: FactConsolidation, MemoryAgentBench substring rule\n"
+            f"ours: n = {usual} questions per cell unless marked (stale rate: over the "
+            "stale-scoreable single-hop questions, n marked)",
+            fontsize=7.5,
+            x=0.01,
+            ha="left",
+        )
+        fig.tight_layout(w_pad=2.5)
+
+
+def _table7_point(r: pd.Series, kind: str) -> tuple[float, float, float, int]:
+    """One cell of Table 7's figure: value, 95% interval and n, in percent."""
+    if kind == "acc":
+        return (r["substring.acc"], r["substring.lo"], r["substring.hi"], int(r["substring.n"]))
+    value, n = r.get("rate.stale.stale"), r.get("rate.stale.stale.n")
+    if _nan(value) or _nan(n) or not n:
+        return (float("nan"), 0.0, 0.0, 0)
+    low, high = binomial_ci(round(value * n / 100), int(n))
+    return (value, 100 * low, 100 * high, int(n))
+
+
+# -- §4.1.1 haystack growth ---------------------------------------------------------------------
+
+
+def haystack_sizes(df: pd.DataFrame) -> pd.Series:
+    """Sessions per haystack of each run: the `haystack` column the growth builder measures
+    from the prediction records when the frame has it; else the sweep's `sessions`, and for
+    the released haystack (`sessions` empty) the sessions the chunk read indexed
+    (`meta.units`: one unit per session), which is what a committed CSV keeps."""
+    if "haystack" in df and df["haystack"].notna().all():
+        return df["haystack"].astype(float)
+    sizes = df["sessions"].astype(float) if "sessions" in df else pd.Series(float("nan"), df.index)
+    if "haystack" in df:
+        sizes = df["haystack"].astype(float).fillna(sizes)
+    if sizes.isna().any() and "meta.units" in df:
+        released = df.loc[sizes.isna(), "meta.units"].dropna()
+        if len(released):
+            sizes = sizes.fillna(float(released.max()))
+    return sizes
+
+
+def plot_haystack_growth(df: pd.DataFrame, path: Path) -> None:
+    """§4.1.1 from the growth sweep's per-run frame: mean read tokens per query against the
+    sessions in the haystack, on linear axes (the growth, or its absence, is the point)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    g = df.assign(haystack=haystack_sizes(df)).dropna(subset=["haystack"])
+    arms = sort_arms(g["arm"])
+    ref_sessions = list(paper_longmemeval.GROWTH_SESSIONS)
+    n = n_text(g["n"])
+    with figure(path, figsize=(COLUMN_IN, 2.5)) as (_, ax):
+        handles = []
+        for i, arm in enumerate(arms):
+            style = arm_style(i)
+            a = g[g["arm"] == arm].sort_values("haystack")
+            shift = dodge(i, len(arms), 0.6)
+            ax.plot(a["haystack"] + shift, a["mean_tokens"], zorder=3, **style)
+            ref = paper_longmemeval.GROWTH.get(arm)
+            hollow = {"color": style["color"], "marker": style["marker"], "mfc": "none", "ms": 6.5}
+            if ref and ref["shape"] == "flat":
+                xs = [x + shift for x in ref_sessions]
+                ax.plot(xs, [ref["tokens"]] * len(xs), ls=PAPER_LINE, lw=0.9, zorder=4, **hollow)
+            elif ref:
+                ax.plot(ref_sessions[-1] + shift, ref["tokens"], ls="none", zorder=4, **hollow)
+            handles.append(Line2D([], [], label=display_name(arm), **style))
+        ax.set_xlim(0, max(g["haystack"].max(), ref_sessions[-1]) * 1.05)
+        ax.set_ylim(0, None)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
+        ax.set_xlabel("sessions in the haystack")
+        ax.set_ylabel("mean read tokens per query")
+        title(
+            ax,
+            "§4.1.1: read cost as the haystack grows",
+            f"ours: filled, n = {n} question{'' if n == '1' else 's'} per point; paper: hollow, "
+            "dashed"
+            "\n(flat reads at 8–48 sessions; long-context at 48). Linear axes.",
+        )
+        ours_key, paper_key = _key_handles("ours", "paper (§4.1.1 text)")
+        legend_below(ax, [*handles, ours_key, paper_key])
+
+
+# -- rebuilding the committed figures -----------------------------------------------------------
+
+# Each committed figure: its per-run frame (results/tables/<name>.csv) and the function drawing it.
+COMMITTED = {
+    "table6": plot_table6,
+    "table7": plot_table7,
+    "haystack_growth": plot_haystack_growth,
+}
+
+
+def rebuild(tables: Path, out: Path) -> list[Path]:
+    """Every committed figure whose per-run frame is there, redrawn; the .png paths written."""
+    written = []
+    for name, draw in COMMITTED.items():
+        frame = tables / f"{name}.csv"
+        if frame.exists():
+            draw(pd.read_csv(frame), out / f"{name}.png")
+            written.append(out / f"{name}.png")
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.reports.figures", description=__doc__.splitlines()[0]
+    )
+    p.add_argument("--tables", type=Path, default=Path("results/tables"))
+    p.add_argument("--out", type=Path, default=Path("results/figures"))
+    args = p.parse_args(argv)
+    written = rebuild(args.tables, args.out)
+    for path in written:
+        print(f"wrote {path} and {path.with_suffix('.svg').name}")
+    if not written:
+        print(f"figures: no per-run frame under {args.tables} ({', '.join(COMMITTED)}.csv)")
+    return 0 if written else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

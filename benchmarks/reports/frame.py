@@ -47,13 +47,13 @@ def collect(
     profile: str | None = None,
     include_scripted: bool = False,
 ) -> pd.DataFrame:
-    """The runs one table is built from: one row per cell, all of one profile and case count.
+    """The runs one table is built from: one row per cell, all of one profile.
 
     Scripted dry runs never enter (unless `include_scripted`, for tests and labelled dry-run
-    tables). When runs of several profiles (models, revisions) or case counts are present, one
-    set is kept (`profile` names it; otherwise the set that fills the most cells, then the
-    larger, then the newer) and each set aside is named with why, so a 5-case check can never
-    silently replace a 140-case table. Raises `NoRuns`."""
+    tables). When runs of several profiles (models, revisions) are present, one is kept
+    (`profile` names it; otherwise the one filling the most cells) and the rest are named as set
+    aside; within a cell the run with the most cases wins, so a 5-case check can never silently
+    replace a 140-case table. Raises `NoRuns`."""
     df = load_summaries(runs, experiment, include_scripted=True)
     if not include_scripted and df["scripted"].any():
         dry = df[df["scripted"]]
@@ -70,47 +70,42 @@ def collect(
             known = "; ".join(sorted(df["profile"].unique()))
             raise NoRuns(f"no runs of profile {profile!r} under {runs / experiment} ({known})")
         df = chosen
-    df = one_set(df, experiment)
+    df = one_profile(df, experiment)
     return latest_per_config(df, experiment)
 
 
-def one_set(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """The runs of one (profile, case count): the set filling the most cells, then the one with
-    more cases, then the newest; the others are named."""
-    sizes = df["cases"].map(lambda c: "any" if pd.isna(c) else str(int(c)))
-    groups = dict(iter(df.assign(_size=sizes).groupby(["profile", "_size"], dropna=False)))
+def one_profile(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """The runs of one profile: the one filling the most cells, then with the most cases, then
+    the newest; the runs of every other profile are named as set aside."""
+    groups = dict(iter(df.groupby("profile")))
     if len(groups) == 1:
         return df
     cells = [c for c in CELL_KEYS if c in df.columns]
 
-    def rank(item: tuple[tuple[str, str], pd.DataFrame]) -> tuple[int, int, str]:
-        (_, size), g = item
-        return (
-            len(g.drop_duplicates(cells)),
-            int(size) if size.isdigit() else 0,
-            str(g["started_at"].max()),
-        )
+    def rank(item: tuple[str, pd.DataFrame]) -> tuple[int, float, str]:
+        g = item[1]
+        return len(g.drop_duplicates(cells)), g["cases"].fillna(0).sum(), str(g["started_at"].max())
 
     ordered = sorted(groups.items(), key=rank, reverse=True)
-    (profile, size), kept = ordered[0]
-    say(f"{experiment}: built from {len(kept)} run(s) of profile {profile}, {size} cases")
-    for (other, other_size), g in ordered[1:]:
+    profile, kept = ordered[0]
+    say(f"{experiment}: built from the {len(kept)} run(s) of profile {profile}")
+    for other, g in ordered[1:]:
         say(
-            f"{experiment}: set aside {len(g)} run(s) of profile {other}, {other_size} cases "
-            f"(one table is one profile and case count; kept the set with more cells, then "
-            f"more cases, then newer): {', '.join(g['run'])}"
+            f"{experiment}: set aside {len(g)} run(s) of profile {other} (a table is one "
+            f"profile's: kept the one with more cells, then more cases, then newer; "
+            f"--profile picks another): {', '.join(g['run'])}"
         )
-    return kept.drop(columns="_size")
+    return kept
 
 
 def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """One row per cell (arm, benchmark, writer, and the benchmark's parameters): when runs
-    compete for a cell (a config changed since: another scorer, prompt...), a complete run beats
-    an incomplete one and then the newest wins; each run set aside is named with why. The
-    writer model is part of the identity: the same arm with a write path of its own (Appendix
-    D's 35B extractor) is a row of its own."""
+    """One row per cell (arm, benchmark, writer, and the benchmark's parameters). When runs
+    compete for a cell, the one with more cases wins (a 5-case check never replaces a 140-case
+    run), then a complete one, then the newest (a config changed since: another scorer,
+    prompt...); each run set aside is named with why. The writer model is part of the cell:
+    the same arm with a write path of its own (Appendix D's 35B extractor) is a row of its own."""
     identity = [c for c in CELL_KEYS if c in df.columns]
-    df = df.sort_values(["complete", "started_at"])
+    df = df.assign(_cases=df["cases"].fillna(0)).sort_values(["_cases", "complete", "started_at"])
     cell_of = pd.Series(
         ["|".join(map(str, row)) for row in df[identity].itertuples(index=False)], index=df.index
     )
@@ -118,13 +113,15 @@ def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
     winners = dict(zip(cell_of[kept.index], kept.index, strict=True))
     for index, old in df[df.duplicated(identity, keep="last")].iterrows():
         winner = df.loc[winners[cell_of[index]]]
-        why = (
-            "a complete run"
-            if winner["complete"] and not old["complete"]
-            else "a newer run of the same arm and benchmark"
-        )
-        say(f"{experiment}/{old['run']} is superseded by {why} ({winner['run']}); not reported")
-    return kept.drop(columns=["path"], errors="ignore").reset_index(drop=True)
+        if winner["_cases"] > old["_cases"]:
+            more, fewer = int(winner["_cases"]), int(old["_cases"])
+            why = f"a run with more cases ({winner['run']}: {more} vs {fewer})"
+        elif winner["complete"] and not old["complete"]:
+            why = f"a complete run ({winner['run']})"
+        else:
+            why = f"a newer run of the same arm and benchmark ({winner['run']})"
+        say(f"{experiment}/{old['run']} is superseded by {why}; not reported")
+    return kept.drop(columns=["path", "_cases"], errors="ignore").reset_index(drop=True)
 
 
 def per_question(runs: Path, experiment: str, *, include_scripted: bool = True) -> pd.DataFrame:
@@ -153,6 +150,20 @@ INTERVAL_CELLS = (
 RATE_CELLS = "Cells: ours in % (n); the paper's figure (Qwen3-4B-Instruct-2507, n=140) beside it."
 
 
+def case_counts(df: pd.DataFrame) -> str:
+    """ ", 20 cases per cell", or with the rows that differ named:
+    ", 50 cases per cell (hipporag 30, long_context 20)"."""
+    sized = df.dropna(subset=["cases"])
+    if sized.empty:
+        return ""
+    usual = int(sized["cases"].mode().max())
+    others = sized[sized["cases"] != usual].drop_duplicates("arm")
+    note = ", ".join(
+        f"{r['arm']} {int(r['cases'])}" for _, r in others.sort_values("arm").iterrows()
+    )
+    return f", {usual} cases per cell" + (f" ({note})" if note else "")
+
+
 def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
     """The table's title and what it was built from: the models, the profile (models and
     revisions), the case count, and whether these are scripted dry runs."""
@@ -163,9 +174,7 @@ def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
     built = ""
     if "profile" in df.columns:
         profiles = "; ".join(f"`{p}`" for p in sorted(df["profile"].dropna().unique()))
-        sizes = sorted({int(c) for c in df["cases"].dropna()}) if "cases" in df else []
-        count = f", {'/'.join(map(str, sizes))} cases per cell" if sizes else ""
-        built = f"\n\nBuilt from {len(df)} run(s) of profile {profiles}{count}."
+        built = f"\n\nBuilt from {len(df)} run(s) of profile {profiles}{case_counts(df)}."
         if df["scripted"].any():
             built += " **Scripted dry runs: not model results.**"
     return (

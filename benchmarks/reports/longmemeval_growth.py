@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.reports import paper_longmemeval as paper
-from benchmarks.reports.figures import figure
+from benchmarks.reports.figures import plot_haystack_growth
 from benchmarks.reports.frame import Builder, header
 from benchmarks.reports.longmemeval_common import label
 
@@ -75,24 +75,10 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
 
 
 def _plot_growth(g: pd.DataFrame, path: Path) -> None:
-    """Read tokens against haystack size, one line per arm; the paper's figures hollow."""
-    with figure(path, figsize=(6.5, 4.2)) as (_, ax):
-        for i, (arm, a) in enumerate(g.groupby("arm")):
-            color = f"C{i}"
-            ax.plot(a["haystack"], a["mean_tokens"], "o-", color=color, label=label(arm))
-            ref = paper.GROWTH.get(arm)
-            if ref and ref["shape"] == "flat":
-                ax.plot(paper.GROWTH_SESSIONS, [ref["tokens"]] * len(paper.GROWTH_SESSIONS), "o--",
-                        mfc="none", color=color, alpha=0.6)  # fmt: skip
-            elif ref:
-                ax.plot(
-                    paper.GROWTH_SESSIONS[-1], ref["tokens"], "o", mfc="none", color=color, ms=9
-                )
-        ax.set_yscale("log")
-        ax.set_xlabel("sessions in the haystack")
-        ax.set_ylabel("mean read tokens per query")
-        ax.set_title("§4.1.1: read cost as the haystack grows (hollow: paper)")
-        ax.legend(fontsize=7)
+    """Read tokens against haystack size on linear axes, one line per arm, the paper's hollow:
+    benchmarks/reports/figures.py draws it from the frame (`growth_frame`'s measured haystack
+    here; a committed CSV's `sessions` when redrawn from one)."""
+    plot_haystack_growth(g, path)
 
 
 TABLES: dict[str, Builder] = {"haystack_growth": haystack_growth}

@@ -1,0 +1,87 @@
+"""Display names for arms: what a legend, a notebook or a report prints instead of a config id.
+
+Why a module of its own: config ids (`raw_topk`, `pmem_state_oracle_iter`) are how runs are
+keyed and must stay stable, but a figure fit for a paper shows the paper's row names ("Raw
+(top-10)" is our `raw_topk`). One table here, used by every figure and notebook, keeps a name
+the same everywhere. The paper's LongMemEval labels (benchmarks/reports/paper_longmemeval.py,
+`LABELS`) are taken as they are; the ALFWorld and FactConsolidation rows follow Tables 6-8 of
+the paper (seeds/000_c76db8a8f8a31cda.txt); arms the paper has no row for get a short
+description of what they are. Suffixes the run frame adds (`benchmarks.reports.frame.arm_key`:
+`_35b` for the 35B extractor, `@<model>` for another writer; the LongMemEval budget runs'
+`_b<tokens>`) are spelled out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from benchmarks.reports.paper_longmemeval import LABELS
+
+# Every arm in configs/arm/*.yaml (and the names experiments give their variants), in the
+# order the paper's tables list them: that order is also the order of legends and rows.
+NAMES: dict[str, str] = {
+    # ALFWorld-Revision (Table 6, Table 8, §4.2.3)
+    "pmem_commit": "P-Mem commit",
+    "pmem_commit_oracle": "P-Mem commit (oracle writer)",
+    "pmem_commit_pool": "P-Mem commit, full pool",
+    "crud_commit": "Commit, no retention (CRUD)",
+    "crud_commit_oracle": "Commit, no retention (oracle writer)",
+    "raw_topk": "Raw top-k",
+    "raw_recon": "Raw + reconcile",
+    "raw_tags": "Raw + order tags",
+    "raw_oracle_order": "Raw, oracle order",
+    # FactConsolidation (Table 7, Appendix F)
+    "long_context": "Long-context",
+    "chunk_retrieval": "MemoryOS",
+    "mem0": "Mem0",
+    "hipporag": "HippoRAG-v2",
+    "graphiti": "Graphiti/Zep",
+    "raw_facts": "Raw facts (top-12)",
+    "raw_facts_tags": "Raw facts + order tags",
+    "pmem_state": "P-Mem (state read)",
+    "pmem_state_iter": "P-Mem + iterative readout",
+    "pmem_state_nosoft": "P-Mem, no soft identity",
+    "pmem_state_oracle": "P-Mem state (oracle writer)",
+    "pmem_state_oracle_iter": "P-Mem + iterative (oracle writer)",
+    # LongMemEval (Tables 3-5, 9, 10): the paper's labels, which also name the arms above that
+    # Table 7 shares ("MemoryOS", "Mem0"): one arm, one name in every figure
+    **LABELS,
+    "memoryos": "MemoryOS (package)",
+    "long_context_budget": "Long-context, token budget",
+    "chunk_retrieval_budget": "MemoryOS, token budget",
+    "pmem_turns_budget": "P-Mem, turn read, token budget",
+}
+
+_ORDER = {arm: i for i, arm in enumerate(NAMES)}
+_BUDGET = re.compile(r"^(?P<arm>.+)_b(?P<tokens>\d+)$")
+
+
+def display_name(arm_id: str) -> str:
+    """The name a figure or table prints for a run's arm (its `arm` column); an id this module
+    does not know is returned as it is, so a new arm is never hidden or renamed wrongly."""
+    if arm_id in NAMES:
+        return NAMES[arm_id]
+    if arm_id.endswith("_35b") and arm_id[:-4] in NAMES:
+        return f"{NAMES[arm_id[:-4]]}, 35B extractor"
+    arm, at, writer = arm_id.partition("@")
+    if at and arm in NAMES:
+        return f"{display_name(arm)}, writer {writer}"
+    budget = _BUDGET.match(arm_id)
+    if budget and budget["arm"] in NAMES:
+        return f"{NAMES[budget['arm']]}, {int(budget['tokens']) / 1000:g}k-token budget"
+    return arm_id
+
+
+def sort_arms(arms: Iterable[str]) -> list[str]:
+    """Arms in the paper's row order (the order of `NAMES`), unknown ones after, by id; a
+    suffixed id (`_35b`, `@model`, `_b1000`) sorts right after its arm."""
+
+    def key(arm: str) -> tuple[int, str]:
+        base = arm.partition("@")[0].removesuffix("_35b")
+        budget = _BUDGET.match(base)
+        if base not in _ORDER and budget:
+            base = budget["arm"]
+        return (_ORDER.get(arm, _ORDER.get(base, len(_ORDER))), arm)
+
+    return sorted(set(arms), key=key)
