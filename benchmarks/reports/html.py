@@ -1,0 +1,232 @@
+"""The reproduction report: one self-contained HTML page of every table, ours beside the paper's.
+
+    python -m benchmarks.reports.html [--runs runs] [--results results] \
+        [--out results/report.html] [--samples-per-run 40]
+
+Every table (Tables 6, 6-single, 7, 8, the conflict probe, Appendix F, the LongMemEval tables,
+haystack growth) with our cells beside the paper's; for each cell with our k of n and a paper
+figure, our accuracy with its 95% Wilson interval and a verdict, inside or outside the paper's
+figure's central 95% binomial interval at our n (benchmarks/reports/verdict.py); the figures;
+each run's manifest (models, revisions, package versions, data hashes, git commit); and a
+per-sample drill-down (question, gold, prediction, scores, the context the arm built, the
+reader's messages and reply).
+
+Why this exists: a table says what we measured; a reader deciding whether the paper reproduces
+needs the comparison computed rather than eyeballed, and needs to open any cell down to what the
+reader saw. Each table comes from live runs under --runs when there are paper runs for it
+(rebuilt with the project's own builders, never over results/), else from the committed
+results, so a fresh clone can open the page; each section says which, with the profile and n.
+The page has no external asset (inline CSS, figures as data: URIs, no script): it can be mailed,
+archived and opened offline. It is deterministic: the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.reports.report.page import (
+    LEGEND,
+    anchor,
+    document,
+    esc,
+    figure_html,
+    manifests_html,
+    samples_html,
+    section_html,
+)
+from benchmarks.reports.report.sources import ORDER, Figure, gather
+from benchmarks.results import NoRuns, load_runs, load_summaries
+
+__all__ = ["Report", "build", "main"]
+
+TITLE = "P-Mem reproduction report"
+
+
+def _experiment_order(name: str) -> tuple[int, str]:
+    return (ORDER.index(name) if name in ORDER else len(ORDER), name)
+
+
+class Report:
+    """Everything the page shows, gathered once: the table sections, the tables that cannot be
+    shown, stray figures, and per run its manifest and samples (live runs first, then the
+    committed exports under results/runs/ for runs not also live)."""
+
+    def __init__(
+        self, runs: Path, results: Path, samples_per_run: int = 40, profile: str | None = None
+    ) -> None:
+        self.runs, self.results, self.limit = runs, results, samples_per_run
+        self.sections, self.missing, self.other = gather(runs, results, profile)
+        self.manifests: list[tuple[str, str, dict[str, Any], str]] = []
+        self.samples: list[tuple[str, str, pd.DataFrame, list[str], str]] = []
+        self.roots: list[tuple[str, int, int]] = []  # (origin, paper runs, scripted runs)
+        seen: set[tuple[str, str]] = set()
+        for root, origin in ((runs, f"live runs under {runs}"), (results / "runs", None)):
+            origin = origin or f"committed export {results / 'runs'}"
+            self._add_root(root, origin, seen)
+
+    def _add_root(self, root: Path, origin: str, seen: set[tuple[str, str]]) -> None:
+        try:
+            summaries = load_summaries(root, include_scripted=True)
+        except NoRuns:
+            return
+        summaries = summaries[
+            [
+                (e, r) not in seen
+                for e, r in zip(summaries["experiment"], summaries["run"], strict=True)
+            ]
+        ]
+        if summaries.empty:
+            return
+        dry = int(summaries["scripted"].sum())
+        self.roots.append((origin, len(summaries) - dry, dry))
+        try:
+            questions = load_runs(root, include_scripted=True)
+        except NoRuns:
+            questions = pd.DataFrame(columns=["experiment", "run"])
+        by_run = {key: g for key, g in questions.groupby(["experiment", "run"], sort=False)}
+        order = summaries.assign(_o=summaries["experiment"].map(_experiment_order))
+        for _, s in order.sort_values(["_o", "arm", "run"]).iterrows():
+            key = (s["experiment"], s["run"])
+            seen.add(key)
+            manifest = json.loads((Path(s["path"]) / "manifest.json").read_text())
+            self.manifests.append((*key, manifest, origin))
+            q = by_run.get(key)
+            if q is not None and not q.empty:
+                scorers = list((manifest.get("config") or {}).get("scorers") or {})
+                self.samples.append((*key, q, scorers, origin))
+
+    @property
+    def figures(self) -> list[Figure]:
+        return [f for s in self.sections for f in s.figures] + self.other
+
+    def summary(self) -> str:
+        live = sum(s.live for s in self.sections)
+        cells = [c for s in self.sections for c in s.cells]
+        inside = sum(c.verdict.inside for c in cells)
+        return (
+            f"{len(self.sections)} tables ({live} from live runs, {len(self.sections) - live} "
+            f"committed), {len(cells)} verdict cells ({inside} inside, {len(cells) - inside} "
+            f"outside), {len(self.figures)} figures, {len(self.manifests)} run manifests, "
+            f"{len(self.samples)} runs with samples"
+        )
+
+    def html(self) -> str:
+        toc = [(anchor("t", s.name), s.title) for s in self.sections]
+        parts = [section_html(s) for s in self.sections]
+        if self.missing:
+            toc.append(("missing", "Tables with no runs yet"))
+            items = "".join(
+                f"<li><strong>{esc(n)}</strong>: {esc(why)}</li>" for n, why in self.missing.items()
+            )
+            parts.append(f'<section id="missing"><h2>Tables with no runs yet</h2><ul>{items}</ul>')
+            parts.append("</section>")
+        if self.other:
+            toc.append(("figures", "Other figures"))
+            figs = "".join(figure_html(f) for f in self.other)
+            parts.append(f'<section id="figures"><h2>Other figures</h2>{figs}</section>')
+        toc += [
+            ("manifests", "Runs and their manifests"),
+            ("samples", "Samples"),
+            ("method", "Method"),
+        ]
+        parts.append(
+            '<section id="manifests"><h2>Runs and their manifests</h2><p>Per run: the models and '
+            "revisions, package versions, the data file and its sha256, prompt hashes, the git "
+            "commit it ran at, and the full config.</p>"
+            f"{manifests_html(self.manifests)}</section>"
+        )
+        parts.append(
+            '<section id="samples"><h2>Samples</h2><p>Per run, per question: the question, gold '
+            "and prediction, every scorer's verdict, the context the arm built and the memory "
+            "entries it read, and each model call with the messages as sent and the raw reply. "
+            f"Up to {self.limit} questions per run, wrong answers first.</p>"
+            f"{samples_html(self.samples, self.limit)}</section>"
+        )
+        parts.append(METHOD)
+        return document(TITLE, self._head(), toc, "\n".join(parts))
+
+    def _head(self) -> str:
+        cells = [c for s in self.sections for c in s.cells]
+        rows = "".join(
+            f'<tr><td class="row"><a href="#{anchor("t", s.name)}">{esc(s.name)}</a></td>'
+            f'<td>{"live" if s.live else "committed"}</td><td class="num">{len(s.cells)}</td>'
+            f'<td class="num">{sum(c.verdict.inside for c in s.cells)}</td>'
+            f'<td class="num">{sum(not c.verdict.inside for c in s.cells)}</td></tr>'
+            for s in self.sections
+        )
+        total = sum(c.verdict.inside for c in cells)
+        roots = (
+            "".join(
+                f"<li>{esc(o)}: {p} paper run(s), {d} scripted dry run(s)</li>"
+                for o, p, d in self.roots
+            )
+            or "<li>no run folders found</li>"
+        )
+        return (
+            f"<h1>{esc(TITLE)}</h1><p>Every table of the paper we have results for, ours beside "
+            "the paper's, with a computed verdict per cell, the figures, each run's manifest and "
+            "a per-question drill-down. Built by <code>python -m benchmarks.reports.html</code> "
+            f"(<code>make report</code>) from <code>{esc(self.runs)}</code> where it holds "
+            f"paper runs, else from the committed <code>{esc(self.results)}</code>.</p>"
+            f'<ul class="notes">{roots}</ul>{LEGEND}'
+            f'<div class="scroll"><table class="overview"><thead><tr><th>table</th><th>source'
+            '</th><th class="num">verdict cells</th><th class="num">inside</th>'
+            f'<th class="num">outside</th></tr></thead><tbody>{rows}</tbody></table></div>'
+            f'<p class="muted">{total} of {len(cells)} cells inside the paper\'s 95% interval.</p>'
+        )
+
+
+METHOD = (
+    '<section id="method"><h2>Method</h2><p><strong>Verdict.</strong> For a cell where we '
+    "scored k of n and the paper prints p, let X ~ Binomial(n, p). The acceptance interval is "
+    "[low, high] with low the smallest k for which P(X ≤ k) &gt; 2.5% and high the largest for "
+    "which P(X ≥ k) &gt; 2.5%, computed with exact integer arithmetic (the paper's decimals "
+    "are exact fractions). <em>Inside</em>: low ≤ k ≤ high, i.e. the two-sided equal-tailed "
+    "exact binomial test of p = p<sub>paper</sub> does not reject at 5%. p = 100% accepts only "
+    "k = n; p = 0% only k = 0. It answers \"is our count what a system as good as the paper's "
+    'would give at our n", not "are the systems equal": at small n most figures are '
+    "inside.</p><p><strong>Our interval.</strong> The 95% Wilson score interval of k/n "
+    "(<code>benchmarks.stats.binomial_ci</code>). <strong>k.</strong> From the run's summary "
+    "(Tables 6, 7, Appendix F) or from the printed cell's rate and n where the cell joins "
+    "questions (Table 8, the conflict probe, LongMemEval): 0.1% resolution gives k exactly "
+    "below n = 1,000.</p></section>"
+)
+
+
+def build(
+    runs: Path,
+    results: Path,
+    out: Path,
+    samples_per_run: int = 40,
+    profile: str | None = None,
+) -> Report:
+    """Gather everything and write the page to `out`; the report (for its summary)."""
+    report = Report(runs, results, samples_per_run, profile)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(report.html(), encoding="utf-8")
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.reports.html", description=__doc__)
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("--runs", type=Path, default=Path("runs"), help="live runs root")
+    p.add_argument("--results", type=Path, default=Path("results"), help="committed results")
+    p.add_argument("--out", type=Path, default=Path("results/report.html"))
+    p.add_argument("--samples-per-run", type=int, default=40, metavar="N")
+    p.add_argument("--profile", help="live tables from this profile only (its label or model)")
+    args = p.parse_args(argv)
+    report = build(args.runs, args.results, args.out, args.samples_per_run, args.profile)
+    size = args.out.stat().st_size / 1024
+    print(f"wrote {args.out} ({size:,.0f} KiB): {report.summary()}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

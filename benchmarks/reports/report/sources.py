@@ -1,0 +1,232 @@
+"""Where each of the report's tables comes from: live runs when there are any, else the
+committed results, so a fresh clone (no runs/) still gets the whole page.
+
+Why a module of its own: this is the one place that decides "live or committed" per table and
+says so. A live table is rebuilt with the project's own builders (`benchmarks.reports.tables`
+and Appendix F's `write_audit`) into a scratch folder: the same .md, .csv and figures that
+`make tables` would write, but never over results/. The page then reads both kinds the same
+way (the Markdown, the run frame in the .csv, the figures), and the builder's notes on stderr
+(which runs it kept and why) travel with the table.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from benchmarks.reports import tables, write_audit
+from benchmarks.reports.report.cells import Cell, cells_for
+from benchmarks.reports.report.markdown import Block, parse, split_title
+from benchmarks.results import NoRuns, load_summaries
+
+__all__ = ["ORDER", "Figure", "Section", "gather", "table_names"]
+
+# The paper's order: ALFWorld revision and FactConsolidation first, then LongMemEval.
+ORDER = (
+    "table6",
+    "table6_single",
+    "table7",
+    "appendix_f",
+    "table8",
+    "conflict",
+    "table3",
+    "table4",
+    "table5",
+    "table9",
+    "table10",
+    "table11",
+    "haystack_growth",
+    "longmemeval_local",
+)
+# Appendix F is built from Table 7's state runs by its own command.
+AUDITED = {"appendix_f": "table7"}
+
+
+@dataclass
+class Figure:
+    """A PNG for the page: its file name, bytes, and where it came from."""
+
+    name: str
+    data: bytes
+    origin: str
+
+
+@dataclass
+class Section:
+    """One table of the page, from one source."""
+
+    name: str
+    title: str
+    blocks: list[Block]
+    frame: pd.DataFrame | None
+    live: bool
+    origin: str
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def profile(self) -> str:
+        """The models behind the numbers, from the run frame."""
+        df = self.frame
+        if df is None or df.empty:
+            return "not recorded in the committed table"
+        if "profile" in df.columns and df["profile"].notna().any():
+            return "; ".join(sorted({str(p) for p in df["profile"].dropna()}))
+        parts = []
+        for column, label in (("llm", "reader"), ("writer", "writer"), ("embedder", "embedder")):
+            if column in df.columns and df[column].notna().any():
+                parts.append(f"{label} {', '.join(sorted({str(v) for v in df[column].dropna()}))}")
+        return "; ".join(parts) or "not recorded in the committed table"
+
+    @property
+    def sizes(self) -> str:
+        """n: questions per run (and runs), from the run frame."""
+        df = self.frame
+        if df is None or df.empty or "n" not in df.columns:
+            return "see the table"
+        values = sorted({int(v) for v in df["n"].dropna()})
+        if not values:
+            return "see the table"
+        each = str(values[0]) if len(values) == 1 else f"{values[0]}–{values[-1]}"
+        return f"{each} questions per run, {len(df)} run(s)"
+
+
+def table_names() -> list[str]:
+    """Every table the project can build, in the paper's order, unknown ones after."""
+    names = set(tables.TABLES) | set(AUDITED)
+    return [n for n in ORDER if n in names] + sorted(names - set(ORDER))
+
+
+def _counts(runs: Path, experiment: str) -> tuple[int, int]:
+    """(paper runs, scripted dry runs) finished under runs/<experiment>."""
+    try:
+        df = load_summaries(runs, experiment, include_scripted=True)
+    except NoRuns:
+        return 0, 0
+    scripted = int(df["scripted"].sum())
+    return len(df) - scripted, scripted
+
+
+def _figures(folder: Path, name: str, origin: str, names: set[str]) -> list[Figure]:
+    """The PNGs of one table in a figures folder: `<name>.png` and `<name>_*.png`, unless a
+    longer table name claims the file (table6_single's figures are not Table 6's)."""
+    out = []
+    for png in sorted(folder.glob("*.png")) if folder.is_dir() else []:
+        if owner(png.stem, names) == name:
+            out.append(Figure(png.name, png.read_bytes(), origin))
+    return out
+
+
+def owner(stem: str, names: set[str]) -> str | None:
+    """The table a figure file belongs to, by its name (the longest table name it starts with)."""
+    hits = [n for n in names if stem == n or stem.startswith(n + "_")]
+    return max(hits, key=len) if hits else None
+
+
+def _frame(csv: Path) -> pd.DataFrame | None:
+    if not csv.exists() or not csv.read_text().strip():
+        return None
+    return pd.read_csv(csv)
+
+
+def _section(name: str, md: str, frame: pd.DataFrame | None, live: bool, origin: str) -> Section:
+    title, blocks = split_title(parse(md))
+    section = Section(name, title or name, blocks, frame, live, origin)
+    section.cells = cells_for(name, frame, blocks)
+    return section
+
+
+def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Section | str | None:
+    """The table rebuilt from live runs into a scratch folder; a note when it cannot be;
+    None when there are no paper runs for it."""
+    experiment = AUDITED.get(name, name)
+    paper_runs, _ = _counts(runs, experiment)
+    if not paper_runs:
+        return None
+    notes = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix=f"report-{name}-") as scratch:
+        out = Path(scratch)
+        try:
+            with redirect_stderr(notes), redirect_stdout(io.StringIO()):
+                if name in AUDITED:
+                    write_audit.main(
+                        ["--runs", str(runs), "--experiment", experiment, "--out", str(out)]
+                    )
+                    md_path, csv_path = out / f"{name}.md", out / f"{name}.csv"
+                else:
+                    tables.build(name, runs, out, profile=profile)
+                    md_path = out / "tables" / f"{name}.md"
+                    csv_path = out / "tables" / f"{name}.csv"
+        except (NoRuns, SystemExit) as e:
+            return f"live build from {runs / experiment} found nothing to build: {e}"
+        except Exception as e:  # a builder's failure must not hide the other tables
+            return f"live build from {runs / experiment} failed: {type(e).__name__}: {e}"
+        origin = f"live runs under {runs / experiment} ({paper_runs} finished run(s))"
+        section = _section(name, md_path.read_text(), _frame(csv_path), True, origin)
+        section.figures = _figures(out / "figures", name, f"rebuilt from {runs}", names)
+    section.notes = [
+        re.sub(r"^tables: ", "", line) for line in notes.getvalue().splitlines() if line.strip()
+    ]
+    return section
+
+
+def _committed(name: str, results: Path, names: set[str]) -> Section | None:
+    md = results / "tables" / f"{name}.md"
+    if not md.exists():
+        return None
+    csv = md.with_suffix(".csv")
+    files = f"{md}" + (f" and {csv.name}" if csv.exists() else "")
+    section = _section(name, md.read_text(), _frame(csv), False, f"committed results: {files}")
+    section.figures = _figures(results / "figures", name, f"committed {results}/figures", names)
+    return section
+
+
+def gather(
+    runs: Path, results: Path, profile: str | None = None
+) -> tuple[list[Section], dict[str, str], list[Figure]]:
+    """Every table the page shows (live where there are paper runs, else committed), the
+    tables it cannot show and why, and the committed figures no table claims. `profile`
+    picks the live runs' profile where several are present (the table builders' choice
+    otherwise, which they state)."""
+    names = table_names()
+    known = set(names)
+    sections: list[Section] = []
+    missing: dict[str, str] = {}
+    for name in names:
+        live = _live(name, runs, known, profile)
+        note = live if isinstance(live, str) else None
+        section = live if isinstance(live, Section) else _committed(name, results, known)
+        if section is None:
+            experiment = AUDITED.get(name, name)
+            _, dry = _counts(runs, experiment)
+            why = f"no paper runs under {runs / experiment}"
+            if dry:
+                why += f" (only {dry} scripted dry run(s), which never enter a paper table)"
+            missing[name] = f"{why} and no committed {results}/tables/{name}.md"
+            continue
+        if note:
+            section.notes.insert(0, note + "; the committed table is shown instead")
+        if not section.live:
+            _, dry = _counts(runs, AUDITED.get(name, name))
+            if dry:
+                section.notes.append(
+                    f"{dry} scripted dry run(s) under {runs / AUDITED.get(name, name)} set aside: "
+                    "a scripted profile never enters a paper table (their samples are below)"
+                )
+        sections.append(section)
+    claimed = {f.name for s in sections for f in s.figures if not s.live}
+    shown = {s.name for s in sections}
+    folder = results / "figures"
+    other = [
+        Figure(png.name, png.read_bytes(), f"committed {results}/figures")
+        for png in (sorted(folder.glob("*.png")) if folder.is_dir() else [])
+        if png.name not in claimed and owner(png.stem, shown) is None
+    ]
+    return sections, missing, other

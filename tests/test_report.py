@@ -1,0 +1,342 @@
+"""The reproduction report (`python -m benchmarks.reports.html`): the verdict's definition with
+hand-checked values, and the page built from the committed results, from scripted dry runs
+(the drill-down) and from live paper runs (tables rebuilt, verdicts from the run frame).
+
+The browser test (tests/test_report_browser.py, marker `browser`) loads the same page in
+headless Chromium; these tests read the HTML itself."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from benchmarks.reports.html import build, main
+from benchmarks.reports.report.cells import cells_for, count_from_rate
+from benchmarks.reports.report.markdown import inline, parse
+from benchmarks.reports.verdict import acceptance_interval, as_probability, verdict
+from benchmarks.stats import binomial_ci
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted", "run.progress=false"]
+
+
+# -- the verdict ----------------------------------------------------------------------------------
+
+
+def test_acceptance_interval_hand_checked() -> None:
+    # Binomial(10, 1/2): P(X<=1) = 11/1024 = 1.1% <= 2.5% < P(X<=2) = 56/1024 = 5.5%
+    assert acceptance_interval(10, 0.5) == (2, 8)
+    # Binomial(20, 1/2): P(X<=5) = 21700/2^20 = 2.07%, P(X<=6) = 60460/2^20 = 5.77%
+    assert acceptance_interval(20, 0.5) == (6, 14)
+    # Binomial(20, 0.943): P(X>=17) = 0.9755, so P(X<=16) = 2.45% <= 2.5%: 16 is outside
+    assert acceptance_interval(20, Fraction(943, 1000)) == (17, 20)
+    # one trial at p = 1/2: each outcome has 50% > 2.5%
+    assert acceptance_interval(1, 0.5) == (0, 1)
+
+
+def test_the_paper_at_100_or_0_percent_accepts_only_all_or_none() -> None:
+    assert acceptance_interval(20, 1.0) == (20, 20)
+    assert acceptance_interval(20, 0.0) == (0, 0)
+    assert verdict(20, 20, 1.0).inside and verdict(20, 20, 1.0).label == "inside"
+    assert not verdict(19, 20, 1.0).inside and verdict(19, 20, 1.0).label == "outside"
+    assert verdict(0, 20, 0.0).inside and not verdict(1, 20, 0.0).inside
+
+
+def test_table6_cells_hand_checked() -> None:
+    """Committed Table 6 cells at n=20: raw top-k at L=2 (15/20 against 72.9%) is inside; P-Mem
+    commit at L=2 (19/20 against 100%) is outside: the paper's 100% admits no miss."""
+    raw = verdict(15, 20, as_probability(72.9, percent=True))
+    assert (raw.low, raw.high, raw.inside) == (11, 18, True)
+    assert not verdict(19, 20, as_probability(100.0, percent=True)).inside
+
+
+def test_as_probability_reads_the_printed_decimal() -> None:
+    assert as_probability(72.9, percent=True) == Fraction(729, 1000)
+    assert as_probability("0.25") == Fraction(1, 4)
+    with pytest.raises(ValueError):
+        as_probability(101, percent=True)
+    with pytest.raises(ValueError):
+        verdict(21, 20, 0.5)
+    with pytest.raises(ValueError):
+        acceptance_interval(0, 0.5)
+
+
+def _float_interval(n: int, p: float) -> tuple[int, int]:
+    """An independent float computation of the same definition, by brute force."""
+    pmf = [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+    low = min(k for k in range(n + 1) if sum(pmf[: k + 1]) > 0.025)
+    high = max(k for k in range(n + 1) if sum(pmf[k:]) > 0.025)
+    return low, high
+
+
+@pytest.mark.parametrize("n", [1, 3, 19, 20, 50, 100, 140])
+@pytest.mark.parametrize("pct", ["4.7", "25.0", "42.9", "72.9", "94.3", "98.6"])
+def test_acceptance_interval_agrees_with_a_brute_force_and_its_tails(n: int, pct: str) -> None:
+    p = as_probability(pct, percent=True)
+    low, high = acceptance_interval(n, p)
+    assert (low, high) == _float_interval(n, float(p))
+    # exactly: each tail beyond the interval holds at most 2.5%, and the interval covers >= 95%
+    pmf = [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+    assert sum(pmf[:low]) <= Fraction(1, 40) and sum(pmf[high + 1 :]) <= Fraction(1, 40)
+    assert sum(pmf[low : high + 1]) >= Fraction(95, 100)
+
+
+@pytest.mark.parametrize("n", [7, 20, 50, 140])
+def test_inside_means_the_paper_lies_in_our_clopper_pearson_interval(n: int) -> None:
+    """Duality: k is inside Binomial(n, p)'s acceptance interval exactly when p lies inside the
+    exact (Clopper-Pearson) 95% interval of k/n (benchmarks.stats, found by bisection)."""
+    for k in range(n + 1):
+        lo, hi = binomial_ci(k, n, method="clopper-pearson")
+        for pct in ("1.5", "12.0", "33.3", "50.0", "64.3", "80.0", "97.9"):
+            p = float(pct) / 100
+            if min(abs(p - lo), abs(p - hi)) < 1e-9:
+                continue  # on the boundary: float bisection cannot say
+            assert verdict(k, n, as_probability(pct, percent=True)).inside == (lo <= p <= hi)
+
+
+def test_count_from_rate() -> None:
+    assert count_from_rate(84.2, 19, 1) == 16  # Table 8: "84.2 (n=19)"
+    assert count_from_rate(42, 50, 0) == 21  # Table 7 prints whole percents
+    assert count_from_rate(47, 150, 0) is None  # 70/150 and 71/150 both print 47
+    assert count_from_rate(50.0, 3, 1) is None  # no k of 3 is 50%
+    assert count_from_rate(75.0, 20) == 15  # a stored (exact) rate
+
+
+def test_cells_printed_with_the_papers_figure_are_judged() -> None:
+    """LongMemEval's cells print "ours [interval] (n) / paper": each becomes a judged cell,
+    keyed by its printed row and column; a cell with no paper figure does not."""
+    md = (
+        "| arm | overall | superseded |\n|:--|:--|:--|\n"
+        "| P-Mem, turn read | 52.0 [38–65] (50) / 52.6 | 10.0 [3–30] (20) |\n"
+        "| Mem0 | 20.0 [11–33] (50) / 39.4 | – |\n"
+    )
+    cells = cells_for("table4", None, parse(md))
+    assert [(c.row, c.column, c.k, c.n, c.verdict.label) for c in cells] == [
+        ("P-Mem, turn read", "overall", 26, 50, "inside"),
+        ("Mem0", "overall", 10, 50, "outside"),  # Binomial(50, 0.394) accepts 13-27
+    ]
+    assert acceptance_interval(50, as_probability(39.4, percent=True)) == (13, 27)
+
+
+def test_markdown_tables_and_escaping() -> None:
+    blocks = parse("# T\n\nSome `x<y` **bold**.\n\n| arm | L=1 |\n|:--|--:|\n| a | 1.0 |\n")
+    assert [b.kind for b in blocks] == ["heading", "paragraph", "table"]
+    t = blocks[2].table
+    assert t is not None and t.header == ["arm", "L=1"] and t.align == ["left", "right"]
+    assert t.rows == [["a", "1.0"]]
+    assert inline("`<script>` **a<b**") == "<code>&lt;script&gt;</code> <strong>a&lt;b</strong>"
+
+
+# -- the page -----------------------------------------------------------------------------------
+
+
+class Page(HTMLParser):
+    """What the tests look at in the page: every src/href, the sections, the verdict rows, the
+    drill-down samples."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.sections: dict[str, dict[str, str]] = {}
+        self.samples: list[tuple[str, str, str]] = []  # (experiment, run, sample id)
+        self.verdicts: list[list[str]] = []
+        self._run = ("", "")
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        self.links += [a[k] for k in ("src", "href") if k in a]
+        if tag == "section" and "data-table" in a:
+            self.sections[a["data-table"]] = a
+        if tag == "details" and "data-run" in a:
+            self._run = (a["data-experiment"], a["data-run"])
+        if tag == "details" and "data-id" in a:
+            self.samples.append((*self._run, a["data-id"]))
+        if tag == "tr" and "verdict" in a.get("class", ""):
+            self._row = []
+        if tag == "td" and self._row is not None:
+            self._cell = []
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._row is not None and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        if tag == "tr" and self._row is not None:
+            self.verdicts.append(self._row)
+            self._row = None
+
+
+def _no_external_links(page: Page, text: str) -> None:
+    for link in page.links:
+        assert link.startswith(("#", "data:")), f"not self-contained: {link[:80]}"
+        assert not re.match(r"^(https?:)?//", link)
+    assert "<script" not in text and "<link" not in text and "@import" not in text
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page]:
+    """The page a fresh clone builds: no runs, the committed results only."""
+    tmp = tmp_path_factory.mktemp("committed")
+    out = tmp / "report.html"
+    build(tmp / "no-runs", RESULTS, out)
+    text = out.read_text()
+    return text, Page(text)
+
+
+def test_every_committed_table_and_figure_is_on_the_page(committed: tuple[str, Page]) -> None:
+    text, page = committed
+    tables = sorted(p.stem for p in (RESULTS / "tables").glob("*.md"))
+    assert tables, "the repository commits its tables"
+    assert sorted(page.sections) == tables
+    assert all(s["data-source"] == "committed" for s in page.sections.values())
+    figures = sorted((RESULTS / "figures").glob("*.png"))
+    images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', text)
+    assert sorted(name for name, _ in images) == sorted(f.name for f in figures)
+    for name, data in images:
+        assert base64.b64decode(data) == (RESULTS / "figures" / name).read_bytes()
+    _no_external_links(page, text)
+    for anchor in (link for link in page.links if link.startswith("#")):
+        assert f'id="{anchor[1:]}"' in text, f"the contents link {anchor} leads nowhere"
+
+
+def test_committed_verdicts_are_computed(committed: tuple[str, Page]) -> None:
+    _, page = committed
+    rows = {(r[0], r[1]): r for r in page.verdicts}
+    # Table 6 (n=20): computed as in test_table6_cells_hand_checked
+    raw = rows[("raw_topk", "L=2")]
+    assert raw[3:7] == ["15/20", "75.0 [53.1–88.8]", "72.9", "11–18 of 20 (55.0–90.0%)"]
+    assert raw[-1] == "✓ inside"
+    assert rows[("pmem_commit", "L=2")][-1] == "✗ outside"
+    # Table 8 joins questions: "84.2 (n=19)" recovered against the paper's 100.0
+    assert rows[("pmem_commit, d=32", "recovered (ours)")][3] == "16/19"
+    assert int(page.sections["table6"]["data-verdicts"]) == 20  # 5 paper arms x 4 L
+    for r in page.verdicts:  # every verdict agrees with the definition
+        k, n = map(int, r[3].split("/"))
+        expected = verdict(k, n, as_probability(r[5], percent=True)).label
+        if r[0] != "('6k', 'pmem_state')":  # Appendix F's paper figure is 37/133, not its print
+            assert r[-1].endswith(expected)
+    assert page.sections["haystack_growth"]["data-verdicts"] == "0"
+
+
+def test_a_fresh_clone_gets_the_committed_samples(committed: tuple[str, Page]) -> None:
+    """The exported runs (results/runs/) give the page its manifests and drill-down without
+    any runs folder: every exported run, each with its questions."""
+    text, page = committed
+    exported = sorted(RESULTS.glob("runs/*/*/manifest.json"))
+    assert exported, "the repository commits sample-logged runs under results/runs/"
+    for manifest in exported:
+        run, experiment = manifest.parent.name, manifest.parent.parent.name
+        assert f'id="s-{experiment}-{run}"' in text, run
+        assert json.loads(manifest.read_text())["config_sha256"] in text
+    runs = {(e, r) for e, r, _ in page.samples}
+    assert runs == {(m.parent.parent.name, m.parent.name) for m in exported}
+
+
+def test_the_page_is_deterministic(tmp_path: Path) -> None:
+    """The same inputs give the same bytes: rebuilding the committed page changes nothing."""
+    pages = []
+    for name in ("first.html", "second.html"):
+        out = tmp_path / name
+        argv = ["--runs", str(tmp_path / "none"), "--results", str(RESULTS), "--out", str(out)]
+        assert main(argv) == 0
+        pages.append(out.read_bytes())
+    assert pages[0] == pages[1]
+
+
+def _pmem_bench(root: Path, *overrides: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", *overrides, *SCRIPTED, f"run.root={root}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def dry_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Scripted dry runs of ALFWorld (Table 6, oracle commit, 3 cases) and FactConsolidation
+    (Table 7, 3 questions): a runs root whose runs never enter a paper table."""
+    root = tmp_path_factory.mktemp("dry") / "runs"
+    _pmem_bench(
+        root, "experiment=table6", "arm=pmem_commit_oracle", "benchmark.L=1", "benchmark.cases=3"
+    )
+    _pmem_bench(root, "experiment=table7", "run.limit=3")
+    return root
+
+
+def test_dry_runs_get_a_drill_down_but_no_table(dry_runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    build(dry_runs, RESULTS, out, samples_per_run=10)
+    text = out.read_text()
+    page = Page(text)
+    _no_external_links(page, text)
+    assert all(s["data-source"] == "committed" for s in page.sections.values())
+    assert "scripted dry run(s) under" in text  # Table 6 and 7 say why the runs are left out
+    for experiment in ("table6", "table7"):
+        (folder,) = (dry_runs / experiment).iterdir()
+        samples = [json.loads(x) for x in (folder / "samples.jsonl").read_text().splitlines()]
+        shown = sorted(i for e, r, i in page.samples if (e, r) == (experiment, folder.name))
+        assert shown == sorted(s["id"] for s in samples)
+        for s in samples:  # the context the arm built, the reader's messages and its reply
+            assert _escaped(s["context"]["text"]) in text
+            (reader,) = [c for c in s["calls"] if c["role"] == "reader"]
+            assert _escaped(reader["messages"][-1]["content"]) in text
+            assert _escaped(reader["reply"]) in text
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["git"]["commit"] in text
+        assert manifest["config_sha256"] in text
+    assert text.count('class="badge dry"') >= 4  # each run's samples and manifest say scripted
+    table7 = json.loads(next((dry_runs / "table7").glob("*/manifest.json")).read_text())
+    assert table7["dataset"]["sha256"] in text
+
+
+def _escaped(s: str) -> str:
+    return html.escape(s)
+
+
+def test_live_paper_runs_rebuild_their_table(dry_runs: Path, tmp_path: Path) -> None:
+    """A paper run under --runs replaces the committed table: Table 6 is rebuilt from it with
+    the project's builder, its figure redrawn, its verdicts taken from the run frame. (A real
+    model cannot run here: a raw top-k dry run stands in, its manifest relabelled as a paper
+    profile, and the page must treat it as one.)"""
+    root = tmp_path / "runs"
+    _pmem_bench(root, "experiment=table6", "arm=raw_topk", "benchmark.L=1", "benchmark.cases=3")
+    (manifest_path,) = root.glob("table6/*/manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    for role in ("llm", "embedder", "judge"):
+        manifest["config"][role]["server"] = None
+        manifest["config"][role]["model"] = f"stand-in-{role}"
+    manifest_path.write_text(json.dumps(manifest))
+    out = tmp_path / "report.html"
+    build(root, RESULTS, out)
+    text = out.read_text()
+    page = Page(text)
+    assert page.sections["table6"]["data-source"] == "live"
+    assert page.sections["table7"]["data-source"] == "committed"
+    assert "live runs under" in text and "stand-in-llm" in text
+    (row,) = [r for r in page.verdicts if r[:2] == ["raw_topk", "L=1"]]
+    scores = json.loads(manifest_path.with_name("summary.json").read_text())["scores"]
+    k, n = scores["location"]["correct"], scores["location"]["n"]
+    assert row[3] == f"{k}/{n}" and row[5] == "100.0"  # the paper: 100.0 at L=1
+    assert row[-1] == ("✓ inside" if k == n else "✗ outside")
+    assert page.sections["table6"]["data-verdicts"] == "1"
+    assert 'alt="table6.png"' in text and "rebuilt from" in text
+    assert not (RESULTS / "tables" / "table6.md").read_text().count("stand-in")  # untouched
