@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.reports.tables import build, build_all, collect
-from benchmarks.results import NoRuns, export_runs, load_runs, load_summaries
+from benchmarks.results import NoRuns, export_runs, load_ingest, load_runs, load_summaries
 from benchmarks.results.__main__ import main as results_main
 
 SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted"]
@@ -178,3 +178,31 @@ def test_the_command_line_shows_a_runs_samples(dry_run: Path, capsys) -> None:
     assert "not a finished run folder" in capsys.readouterr().err
     assert results_main(["list", "--runs", str(dry_run)]) == 2  # only a dry run: says so
     assert "scripted" in capsys.readouterr().err
+
+
+def test_the_ingest_calls_load_and_travel_with_the_export(dry_run: Path, tmp_path: Path) -> None:
+    calls = load_ingest(dry_run, include_scripted=True)
+    writer = calls[calls["role"] == "writer"]
+    assert len(writer) == 9 and writer["snapshot"].nunique() == 3
+    assert all("Observation:" in m[-1]["content"] for m in writer["messages"])
+    (folder,) = (dry_run / "table6").iterdir()
+    assert results_main(["show", str(folder), "--ingest", "--chars", "200"]) == 0
+    # a copy made as the export makes it (the export itself never takes a dry run)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for role in ("llm", "embedder", "judge"):
+        manifest["config"][role].pop("server", None)
+    copy = tmp_path / "runs" / "table6" / folder.name
+    copy.mkdir(parents=True)
+    for name in ("summary.json", "predictions.jsonl", "scores.jsonl", "samples.jsonl"):
+        (copy / name).write_bytes((folder / name).read_bytes())
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    for snap in (folder / "snapshots").iterdir():
+        (copy / "snapshots" / snap.name).mkdir(parents=True)
+        (copy / "snapshots" / snap.name / "calls.jsonl").write_bytes(
+            (snap / "calls.jsonl").read_bytes()
+        )
+    (exported,) = export_runs(tmp_path / "runs", tmp_path / "export", "table6")
+    assert (exported / "ingest_calls.jsonl.gz").exists() and not (exported / "snapshots").exists()
+    again = load_ingest(tmp_path / "export")
+    assert list(again["reply"]) == list(calls["reply"])
+    assert len(load_runs(tmp_path / "export")) == 3

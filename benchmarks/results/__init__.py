@@ -1,5 +1,6 @@
 """Run folders as pandas DataFrames: `load_summaries` (a row per run), `load_runs` (a row per
-question, with what the reader saw), `export_runs` (the committed copy under results/runs/).
+question, with what the reader saw), `load_ingest` (a row per model call of the ingests),
+`export_runs` (the committed copy under results/runs/).
 
     python -m benchmarks.results show runs/table6/<run> [--id ID] [--wrong]
 
@@ -12,6 +13,7 @@ from benchmarks.results.loader import (
     case_count,
     export_runs,
     is_scripted,
+    load_ingest,
     load_runs,
     load_summaries,
     profile_of,
@@ -23,6 +25,7 @@ __all__ = [
     "case_count",
     "export_runs",
     "is_scripted",
+    "load_ingest",
     "load_runs",
     "load_summaries",
     "profile_of",

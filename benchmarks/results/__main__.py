@@ -1,12 +1,13 @@
 """`pmem-results` (or `python -m benchmarks.results`): look at runs without writing code.
 
     pmem-results list [--runs runs]               every run: profile, n, scores
-    pmem-results show runs/table6/<run> [--id ID] [--wrong] [--calls]
+    pmem-results show runs/table6/<run> [--id ID] [--wrong] [--calls] [--ingest]
     pmem-results export table6 [--runs runs] [--to results/runs]
 
 `show` prints each question as the reader met it: the question and gold, what the arm read, the
-reply and the scores (``--calls``: every model call with its messages). The same data is a
-DataFrame away: ``benchmarks.results.load_runs``.
+reply and the scores (``--calls``: every model call with its messages; ``--ingest``: the
+writer's calls while the memory was built). The same data is a DataFrame away:
+``benchmarks.results.load_runs`` and ``load_ingest``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.results.loader import NoRuns, export_runs, load_runs, load_summaries
+from benchmarks.results.loader import (
+    NoRuns,
+    export_runs,
+    ingest_calls,
+    load_runs,
+    load_summaries,
+)
 
 WIDTH = 100
 
@@ -29,9 +36,13 @@ def _scores(row: pd.Series) -> str:
     return ", ".join(f"{c.removesuffix('.correct')} {'✓' if row[c] else '✗'}" for c in fields)
 
 
-def _block(title: str, text: Any, limit: int) -> list[str]:
+def _block(title: str, text: Any, limit: int, *, tail: bool = False) -> list[str]:
+    """A titled, wrapped, indented text; past `limit` characters its head is kept (or its tail:
+    a writer's prompt ends with the observation it is about)."""
     body = str(text) if text is not None else "(none)"
-    if len(body) > limit:
+    if len(body) > limit and tail:
+        body = f"[{len(body) - limit:,} earlier characters] … " + body[-limit:]
+    elif len(body) > limit:
         body = body[:limit] + f" … [{len(body) - limit:,} more characters]"
     lines = [f"  {title}:"]
     for para in body.splitlines() or [""]:
@@ -85,6 +96,32 @@ def show(folder: Path, *, only: str | None, wrong: bool, calls: bool, limit: int
     return 0
 
 
+def show_ingest(folder: Path, *, limit: int) -> int:
+    """Print the model calls a run's ingests made, episode by episode."""
+    calls = ingest_calls(folder)
+    if not calls:
+        print(
+            f"results: {folder} has no ingest calls (the arm calls no model while it "
+            "writes, or the run predates the sample log)",
+            file=sys.stderr,
+        )
+        return 2
+    snapshot = None
+    for call in calls:
+        if call.get("snapshot") != snapshot:
+            snapshot = call.get("snapshot")
+            print(f"── ingest of {snapshot}")
+        head = f"{call.get('role')} {call.get('model')}" + " (cached)" * bool(call.get("cached"))
+        if call.get("messages") is None:  # an embedding batch
+            print(f"  {head}: {call.get('texts')} text(s) embedded, e.g. {call.get('first')!r}")
+            continue
+        last = (call.get("messages") or [{}])[-1]
+        prompt = _block(f"{head} · {last.get('role')}", last.get("content"), limit, tail=True)
+        print("\n".join(prompt))
+        print("\n".join(_block(f"{head} · reply", call.get("reply"), limit)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pmem-results", description=__doc__)
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -97,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     sh.add_argument("--id", help="one question's id")
     sh.add_argument("--wrong", action="store_true", help="only questions a scorer marked wrong")
     sh.add_argument("--calls", action="store_true", help="every model call with its messages")
+    sh.add_argument(
+        "--ingest", action="store_true", help="the writer's calls while the memory was built"
+    )
     sh.add_argument("--chars", type=int, default=1500, help="longest text printed (characters)")
     ex = sub.add_parser("export", help="copy an experiment's runs for committing (gzipped)")
     ex.add_argument("experiment")
@@ -104,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--to", type=Path, default=Path("results/runs"))
     args = p.parse_args(argv)
     try:
+        if args.command == "show" and args.ingest:
+            return show_ingest(args.run, limit=args.chars)
         if args.command == "show":
             return show(
                 args.run, only=args.id, wrong=args.wrong, calls=args.calls, limit=args.chars

@@ -30,6 +30,8 @@ SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 PROFILE_ROLES = ("llm", "embedder", "judge")
 BENCH_META = ("_target_", "name")
 EXPORTED = ("predictions", "scores", "samples")
+CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
+INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
 # `writer=vllm35b` is reported as `<arm>_35b`.
@@ -220,6 +222,35 @@ def load_runs(
     return _kept(rows, root, experiment, include_scripted)
 
 
+def ingest_calls(folder: Path) -> list[dict[str, Any]]:
+    """The model calls a run's ingests made, each with its `snapshot` (episode): from the
+    snapshots' calls.jsonl in a run folder, or the export's ingest_calls.jsonl.gz."""
+    packed = folder / f"{INGEST_CALLS}.jsonl.gz"
+    if packed.exists():
+        lines = gzip.decompress(packed.read_bytes()).decode("utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+    out = []
+    for calls in sorted(folder.glob(f"snapshots/*/{CALLS_FILE}")):
+        for line in calls.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                out.append({"snapshot": calls.parent.name, **json.loads(line)})
+    return out
+
+
+def load_ingest(
+    root: str | Path = "runs", experiment: str | None = None, *, include_scripted: bool = False
+) -> pd.DataFrame:
+    """One row per model call made while the runs' memories were built (the writer's chat calls
+    with their messages and raw replies, the embedder's batches): the run's columns, the
+    `snapshot` (episode) and the call's fields. Runs from before the sample log have none."""
+    rows = []
+    for exp, folder in run_folders(root, experiment):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        run = _run_columns(exp, folder, manifest)
+        rows += [{**run, **call} for call in ingest_calls(folder)]
+    return _kept(rows, root, experiment, include_scripted)
+
+
 def _kept(
     rows: list[dict[str, Any]], root: str | Path, experiment: str | None, include_scripted: bool
 ) -> pd.DataFrame:
@@ -241,7 +272,8 @@ def _kept(
 def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
-    clone needs to show per-sample drill-downs without the runs; snapshots stay behind."""
+    clone needs to show per-sample drill-downs without the runs; the snapshots' stores stay
+    behind, their ingest calls come along in one ingest_calls.jsonl.gz."""
     written = []
     for exp, folder in run_folders(root, experiment):
         manifest = json.loads((folder / "manifest.json").read_text())
@@ -257,5 +289,10 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
                 # mtime=0: the same records give the same bytes, so a re-export changes nothing
                 packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
                 (target / f"{name}.jsonl.gz").write_bytes(packed)
+        calls = ingest_calls(folder)
+        if calls:
+            text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)
+            packed = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+            (target / f"{INGEST_CALLS}.jsonl.gz").write_bytes(packed)
         written.append(target)
     return written
