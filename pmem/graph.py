@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Version statuses. The paper names them twice (§3.4 and A.1) with different spellings; we use the
-# §3.4 vocabulary plus `alternative` (A.1), and DESIGN.md's contract fixes exactly this set.
+# §3.4 vocabulary plus `alternative` (A.1), and the contract (docs/contract.md) fixes this set.
 ACTIVE = "active"
 CONTESTED = "contested"
 ALTERNATIVE = "alternative"

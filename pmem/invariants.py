@@ -46,7 +46,7 @@ def _num(node_id: str) -> int:
 
 
 def check_state(s: State, last_seq: int) -> list[str]:
-    """The invariants of DESIGN.md's contract and the field report's validator."""
+    """The invariants of the contract (docs/contract.md) and the field report's validator."""
     out: list[str] = []
     ids = [*s.versions, *s.evidence, *s.operations, *s.tombstones]
     if len(ids) != len(set(ids)):

@@ -2,9 +2,13 @@
 # Start the paper's three vLLM servers on this GPU node (Appendix B), wait until each answers
 # /health, and export the base URLs pmem-bench reads. Source it: `source slurm/vllm_servers.sh`.
 #
-#   PMEM_SERVE=chat,embed,judge   which servers to start (judge only matters for LongMemEval)
+#   PMEM_SERVE=chat,embed,judge   which servers to start (judge: LongMemEval's judge and the 35B
+#                                 writer); slurm/job.sh derives it from the job's profile
 #   PMEM_VLLM_LOGS=DIR            where the server logs go (default runs/vllm-logs/$SLURM_JOB_ID)
+#   CHAT_MAX_LEN=N                the chat window (default 32768; the long-context rows: 131072)
 #   HF_HOME / HF_HUB_OFFLINE      point at a pre-downloaded model cache on clusters without internet
+#   CHAT_PORT EMBED_PORT JUDGE_PORT  default: three ports of the job's own (8000-8002 outside
+#                                 Slurm), so jobs that share a node do not collide
 #
 # One H200 (141 GB) holds all three: the 4B chat model (~8 GB bf16), the 4B embedder (~8 GB) and
 # the 35B-A3B judge in FP8 (~35 GB), each capped by --gpu-memory-utilization.
@@ -15,12 +19,14 @@ PMEM_VLLM_LOGS=${PMEM_VLLM_LOGS:-runs/vllm-logs/${SLURM_JOB_ID:-local}}
 CHAT_MODEL=${CHAT_MODEL:-Qwen/Qwen3-4B-Instruct-2507}
 EMBED_MODEL=${EMBED_MODEL:-Qwen/Qwen3-Embedding-4B}
 JUDGE_MODEL=${JUDGE_MODEL:-Qwen/Qwen3.6-35B-A3B-FP8}
-CHAT_PORT=${CHAT_PORT:-8000}
-EMBED_PORT=${EMBED_PORT:-8001}
-JUDGE_PORT=${JUDGE_PORT:-8002}
+if [[ -n ${SLURM_JOB_ID:-} ]]; then PMEM_PORT_BASE=$(( 20000 + SLURM_JOB_ID % 10000 * 3 ))
+else PMEM_PORT_BASE=8000; fi
+CHAT_PORT=${CHAT_PORT:-$PMEM_PORT_BASE}
+EMBED_PORT=${EMBED_PORT:-$(( PMEM_PORT_BASE + 1 ))}
+JUDGE_PORT=${JUDGE_PORT:-$(( PMEM_PORT_BASE + 2 ))}
 
 pmem_vllm_commands() {
-  # One line per server: the exact command (printed by --dry-run, executed otherwise).
+  # One line per server: the exact command (printed by a dry run, executed otherwise).
   [[ ,$PMEM_SERVE, == *,chat,* ]] && echo "vllm serve $CHAT_MODEL --host 127.0.0.1 --port $CHAT_PORT --gpu-memory-utilization 0.25 --max-model-len ${CHAT_MAX_LEN:-32768} --max-num-seqs 64"
   [[ ,$PMEM_SERVE, == *,embed,* ]] && echo "vllm serve $EMBED_MODEL --runner pooling --hf-overrides '{\"is_matryoshka\": true}' --host 127.0.0.1 --port $EMBED_PORT --gpu-memory-utilization 0.15 --max-model-len 8192"
   [[ ,$PMEM_SERVE, == *,judge,* ]] && echo "vllm serve $JUDGE_MODEL --host 127.0.0.1 --port $JUDGE_PORT --gpu-memory-utilization 0.45 --max-model-len 16384 --max-num-seqs 32"

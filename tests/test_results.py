@@ -206,3 +206,22 @@ def test_the_ingest_calls_load_and_travel_with_the_export(dry_run: Path, tmp_pat
     again = load_ingest(tmp_path / "export")
     assert list(again["reply"]) == list(calls["reply"])
     assert len(load_runs(tmp_path / "export")) == 3
+
+
+def test_a_dry_run_writes_nothing_into_results(tmp_path: Path) -> None:
+    """Table 4's question-class scorer keeps a store under results/; a scripted run's
+    classifications go under its run root instead (the config says where)."""
+    from tests.test_experiments import overrides_for
+
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", *overrides_for("table4"), "run.root=runs"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert not (tmp_path / "results").exists()
+    assert (tmp_path / "runs" / "dry-run" / "longmemeval_classes.jsonl").read_text().strip()
+    (manifest,) = (tmp_path / "runs" / "table4").glob("*/manifest.json")
+    stores = [
+        s.get("store") for s in json.loads(manifest.read_text())["config"]["scorers"].values()
+    ]
+    assert "runs/dry-run/longmemeval_classes.jsonl" in stores

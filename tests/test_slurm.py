@@ -1,51 +1,185 @@
-"""The cluster recipe, checked without a cluster: sbatch syntax and the sweep's --dry-run."""
+"""The cluster path, checked without a cluster: the job scripts parse, pick the servers their
+profile uses, compose every run of their Hydra multirun (run.dry_run=true), stop and requeue on
+Slurm's SIGTERM, and the submitit launcher activates the environment in the job."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(sys.prefix)  # the environment running the tests: the jobs activate it
 
 
-def test_sbatch_files_parse() -> None:
-    for script in ("slurm/sweep.sbatch", "slurm/vllm_servers.sh"):
-        subprocess.run(["bash", "-n", str(ROOT / script)], check=True)
+def job_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A shell outside Slurm: no SLURM_* variables, no server choice of the caller's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "PMEM_", "CHAT_"))}
+    env.update(PMEM_VENV=str(VENV), TMPDIR=str(tmp_path), **extra)
+    return env
 
 
-def test_sweep_dry_run_prints_servers_and_commands() -> None:
+def dry_run(tmp_path: Path, script: str, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    env = job_env(tmp_path, PMEM_DRY_RUN="1", PMEM_DRY_ROOT=str(tmp_path / "runs"), **extra)
+    return subprocess.run(
+        ["bash", script, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def manifests(root: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(root.glob("*/*/manifest.json"))]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "slurm/job.sh",
+        "slurm/vllm_servers.sh",
+        "slurm/multirun.sbatch",
+        "slurm/reproduce.sbatch",
+        "scripts/reproduce_longmemeval.sh",
+        "scripts/longmemeval_local.sh",
+    ],
+)
+def test_job_scripts_parse(script: str) -> None:
+    subprocess.run(["bash", "-n", str(ROOT / script)], check=True)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "servers"),
+    [
+        ("llm=vllm embedder=vllm", "chat,embed"),
+        ("llm=vllm embedder=vllm judge=vllm", "chat,embed,judge"),
+        ("llm=vllm embedder=local writer=vllm35b", "chat,judge"),
+        ("llm=vllm embedder=vllm llm=scripted embedder=scripted", ""),  # the last value counts
+    ],
+)
+def test_a_job_starts_the_servers_its_profile_uses(
+    tmp_path: Path, overrides: str, servers: str
+) -> None:
     out = subprocess.run(
-        [
-            sys.executable,
-            "scripts/slurm_sweep.py",
-            "t",
-            "experiment=smoke",
-            "benchmark.episodes=3,6",
-            "--dry-run",
-        ],
+        ["bash", "-c", f"source slurm/job.sh && pmem_job_servers {overrides}"],
         cwd=ROOT,
+        env=job_env(tmp_path),
         capture_output=True,
         text=True,
         check=True,
-    ).stdout
-    assert out.count("# task") == 2
-    assert "vllm serve Qwen/Qwen3-4B-Instruct-2507" in out
-    assert "--runner pooling --hf-overrides '{\"is_matryoshka\": true}'" in out
-    assert "vllm serve Qwen/Qwen3.6-35B-A3B-FP8" in out
-    assert (
-        "pmem-bench llm=vllm embedder=vllm judge=vllm experiment=smoke benchmark.episodes=6" in out
     )
-    assert "sbatch --array=0-1 slurm/sweep.sbatch slurm/sweeps/t.txt" in out
-    assert not (ROOT / "slurm/sweeps/t.txt").exists()  # a dry run writes nothing
+    assert out.stdout.strip() == servers
 
 
-def test_sweep_refuses_a_config_that_does_not_compose() -> None:
+def test_multirun_job_composes_every_run_of_its_sweep(tmp_path: Path) -> None:
+    fixture = "benchmarks/data/longmemeval/fixture.json"
+    out = dry_run(
+        tmp_path,
+        "slurm/multirun.sbatch",
+        "experiment=table9",
+        "judge=vllm",
+        f"benchmark.path={fixture}",
+        "arm=pmem_turns,pmem_turns_gate_oracle",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    # the three servers, as they would be started on the node
+    assert "would start: vllm serve Qwen/Qwen3-4B-Instruct-2507" in text
+    assert "--runner pooling --hf-overrides '{\"is_matryoshka\": true}'" in text
+    assert "would start: vllm serve Qwen/Qwen3.6-35B-A3B-FP8" in text
+    assert "#1 : llm=vllm embedder=vllm experiment=table9 judge=vllm" in text
+    assert "2 run(s) composed" in text
+    runs = manifests(tmp_path / "runs")
+    assert sorted(m["config"]["arm"]["name"] for m in runs) == [
+        "pmem_turns",
+        "pmem_turns_gate_oracle",
+    ]
+    assert {m["config"]["llm"]["model"] for m in runs} == {"Qwen/Qwen3-4B-Instruct-2507"}
+    assert not list((tmp_path / "runs").glob("*/*/summary.json"))  # composed, nothing ran
+
+
+def test_reproduce_job_runs_the_make_target_sweep(tmp_path: Path) -> None:
+    table = ROOT / "results" / "tables" / "conflict.md"
+    before = table.stat().st_mtime if table.exists() else None
+    out = dry_run(tmp_path, "slurm/reproduce.sbatch", "conflict", CASES="1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = out.stdout
+    assert "would start: vllm serve Qwen/Qwen3-4B-Instruct-2507" in text
+    assert "Qwen3.6-35B" not in text  # nothing in this table is judged
+    assert "Launching 5 jobs locally" in text and "5 run(s) composed" in text
+    assert "dry run: no table built: conflict" in text
+    runs = manifests(tmp_path / "runs")
+    assert len(runs) == 5
+    assert {m["config"]["benchmark"]["cases"] for m in runs} == {1}
+    assert {m["config"]["embedder"]["model"] for m in runs} == {"Qwen/Qwen3-Embedding-4B"}
+    assert (table.stat().st_mtime if table.exists() else None) == before
+
+
+def test_a_run_that_does_not_compose_fails_the_dry_run(tmp_path: Path) -> None:
+    out = dry_run(tmp_path, "slurm/multirun.sbatch", "experiment=smoke", "arm=long_contxt")
+    assert out.returncode != 0
+    assert "did you mean 'long_context'" in out.stdout
+
+
+def test_sigterm_stops_the_sweep_and_requeues_the_job(tmp_path: Path) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "scontrol").write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/scontrol\n')
+    (fake / "scontrol").chmod(0o755)
+    sweep = (
+        f'trap "echo stopped > {tmp_path}/stopped; exit 0" TERM; '
+        f"echo started > {tmp_path}/started; while :; do sleep 0.1; done"
+    )
+    job = f"source slurm/job.sh && pmem_job_run bash -c '{sweep}'; echo not-reached"
+    env = job_env(tmp_path, SLURM_JOB_ID="4242")
+    env["PATH"] = f"{fake}:{env['PATH']}"
+    proc = subprocess.Popen(
+        ["bash", "-c", job], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)  # what --signal=B:TERM@300 sends the batch shell
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert (tmp_path / "stopped").read_text().strip() == "stopped"  # the sweep got SIGTERM
+    assert (tmp_path / "scontrol").read_text().strip() == "requeue 4242"
+    assert b"not-reached" not in stdout
+    assert b"requeueing job 4242" in stderr
+
+
+def test_the_submitit_launcher_activates_the_environment_in_the_job(tmp_path: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "scripts/slurm_sweep.py", "t", "arm=long_contxt", "--dry-run"],
+        [
+            str(VENV / "bin" / "pmem-bench"),
+            "hydra/launcher=slurm",
+            "experiment=smoke",
+            f"run.root={tmp_path}/runs",
+            "--cfg",
+            "all",
+            "--resolve",
+            "--package",
+            "hydra.launcher",
+        ],
         cwd=ROOT,
+        env={**os.environ, "PMEM_VENV": "/opt/envs/pmem"},
         capture_output=True,
         text=True,
+        timeout=120,
+        check=True,
     )
-    assert out.returncode != 0
-    assert "did you mean 'long_context'" in out.stderr
+    launcher = yaml.safe_load(out.stdout)
+    # what each job's batch script runs before pmem-bench
+    assert launcher["setup"] == [
+        f"cd {ROOT}",
+        "source /opt/envs/pmem/bin/activate",
+        "source slurm/vllm_servers.sh",
+        "pmem_start_vllm",
+    ]
+    assert launcher["submitit_folder"] == f"{tmp_path}/runs/slurm/submitit/%j"
+    assert launcher["gpus_per_node"] == 1 and launcher["max_num_timeout"] >= 1

@@ -14,7 +14,7 @@ search time) returns the top-k fact edges; with `current_only` the edges Graphit
 are filtered out in the query (plain search returns them too: peers.md), so the reader sees the
 graph's current state, each fact with the date it became valid when the items were dated.
 
-Settings follow /work/shared/notes/peers.md: `OpenAIGenericClient` (chat completions, not the
+Settings follow docs/notes/peers.md: `OpenAIGenericClient` (chat completions, not the
 Responses API), an embedder told the real embedding width (otherwise vectors are cut to 1024), an
 explicit cross-encoder that is never consulted by the default search (the package's OpenAI
 reranker biases OpenAI token ids, which mean other things to Qwen's tokenizer), telemetry off, and

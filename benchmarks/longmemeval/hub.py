@@ -35,7 +35,7 @@ __all__ = [
 
 HF_CLEANED = "xiaowu0162/longmemeval-cleaned"
 HF_ORIGINAL = "xiaowu0162/longmemeval"
-# The revision third-party harnesses pin for longmemeval-cleaned (../shared/data/README.md);
+# The revision third-party harnesses pin for longmemeval-cleaned (docs/notes/data-sources.md);
 # several independent repositories record the same (revision, sha256, bytes) triples below.
 HF_CLEANED_REVISION = "98d7416c24c778c2fee6e6f3006e7a073259d48f"
 

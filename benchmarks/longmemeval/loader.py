@@ -145,7 +145,7 @@ def load(path: str | Path | None = None, variant: str = "s") -> LoadedFile:
 
 def read_keys(path: str | Path) -> list[str]:
     """The question ids of a keys file: JSON lines with a ``question_id`` each (such as
-    ../shared/data/longmemeval/longmemeval_question_keys_partial.jsonl), or a JSON list."""
+    the partial question keys of docs/notes/data-sources.md), or a JSON list."""
     file = Path(path)
     text = file.read_text(encoding="utf-8")
     rows: list[Any]

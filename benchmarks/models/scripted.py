@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import json
 import random
-import re
 import signal
 import socket
 import socketserver
@@ -39,12 +38,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.models.scripted_model import (
+    Request,
     embed_text,
     message_text,
     token_id,
     unit_vector,
     whitespace_tokens,
 )
+from benchmarks.models.scripted_rules import compile_rules, first_reply
 from benchmarks.models.server import LOOPBACK, ManagedServer, check_loopback
 
 __all__ = [
@@ -58,7 +59,8 @@ __all__ = [
 ]
 
 Messages = list[dict[str, Any]]
-Rules = Sequence[tuple[str, str]] | Callable[[Messages], str] | None
+# [regex, reply] pairs and {rule: name, pattern: regex} entries (see scripted_rules), or a callable
+Rules = Sequence[Any] | Callable[[Messages], str] | None
 
 FAULTS = ("500", "429", "timeout", "malformed")
 # Endpoints that can be slowed down or faulted; GET /health and /v1/models never are, so
@@ -90,7 +92,9 @@ class ScriptedServer(ManagedServer):
     """An OpenAI-compatible server with scripted replies and seeded fault injection.
 
     `rules`: (regex, reply) pairs searched (DOTALL) in the last user message, first match wins,
-    the reply may use `\\1` groups; or a callable(messages) -> str; otherwise `default`.
+    the reply may use `\\1` groups, and named rules (`{"rule": name, "pattern": regex}`, the
+    functions of `benchmarks.models.scripted_rules.REGISTRY`); or a callable(messages) -> str;
+    otherwise `default`.
     `script`: a callable(body) -> str over the whole chat request (messages, response_format,
     model, ...), for clients whose expected reply depends on more than the last message (the
     peer systems' schema-constrained calls); it takes precedence over `rules`.
@@ -128,7 +132,7 @@ class ScriptedServer(ManagedServer):
     ) -> None:
         self.rules = rules
         self.script = script
-        self._compiled = [] if rules is None or callable(rules) else _compile(rules)
+        self._compiled = [] if rules is None or callable(rules) else compile_rules(rules)
         self.default = default
         self.models = list(models)
         self.embedding_dim = embedding_dim
@@ -237,19 +241,14 @@ class ScriptedServer(ManagedServer):
 
     # ---- behaviour -------------------------------------------------------------------------
 
-    def reply_for(self, messages: Messages) -> str:
-        """The scripted answer to a conversation."""
+    def reply_for(self, messages: Messages, body: Mapping[str, Any] | None = None) -> str:
+        """The scripted answer to a conversation (`body`: the whole request, for rules that
+        read its response_format)."""
         if callable(self.rules):
             return str(self.rules(messages))
-        last_user = next(
-            (message_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"),
-            "",
-        )
-        for pattern, template in self._compiled:
-            match = pattern.search(last_user)
-            if match:
-                return match.expand(template)
-        return self.default
+        request = Request(tuple(messages), body or {"messages": messages})
+        reply = first_reply(self._compiled, request)
+        return self.default if reply is None else reply
 
     def fault_for(self, n: int) -> str | None:
         """The fault injected into model request number `n` (1-based), if any."""
@@ -343,7 +342,7 @@ class ScriptedServer(ManagedServer):
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             return _error(400, "messages must be a list of objects", "invalid_request_error")
-        text = str(self.script(body)) if self.script is not None else self.reply_for(messages)
+        text = str(self.script(body)) if self.script is not None else self.reply_for(messages, body)
         pieces = whitespace_tokens(text)
         finish = "stop"
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
@@ -421,14 +420,6 @@ class ScriptedServer(ManagedServer):
 def _route(path: str) -> str:
     path = "/" + path.strip("/")
     return path[3:] if path.startswith("/v1/") else path
-
-
-def _compile(rules: Sequence[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
-    out = []
-    for rule in rules:
-        pattern, reply = (rule["pattern"], rule["reply"]) if isinstance(rule, dict) else rule
-        out.append((re.compile(pattern, re.DOTALL), reply))
-    return out
 
 
 def _tokenize_style(value: bool | str) -> str | None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-# The server of the scripted profile (configs/llm/scripted.yaml): a run any of whose models it
+# The server of the scripted profile (configs/server/scripted.yaml): a run any of whose models it
 # served is a dry run, never a paper figure.
 SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 # The model roles that decide a run's numbers beside its arm; the writer is part of the row's name

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from benchmarks.models.endpoint import ModelError, ModelUnavailableError
 from benchmarks.models.local.base import LocalModelError
 from benchmarks.models.server import ServerStartError
+from benchmarks.results.loader import is_scripted
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
 from benchmarks.runner.settings import SettingError, check_settings
@@ -113,6 +114,8 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
+    if is_scripted(resolved):
+        resolved = keep_dry_run_stores_in_run_root(cfg)
     check_settings(resolved)  # types and ranges, before anything is built or started
     bench = build(cfg.benchmark)
     arm_factory = build(cfg.arm, _partial_=True)
@@ -225,6 +228,23 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         return summary
 
 
+def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
+    """A scorer's shared store (LongMemEval's question classes, under results/) is for model
+    judgements every run reads; a scripted dry run's classifications go to a file of the same
+    name under `<run.root>/dry-run/` instead, so a dry run never writes into results/. The
+    config (and so the run folder's hash and manifest) says where they went. The resolved
+    config after the change."""
+    for name, node in cfg.scorers.items():
+        store = node.get("store") if isinstance(node, DictConfig) else None
+        if store:
+            moved = Path(str(cfg.run.root)) / "dry-run" / Path(str(store)).name
+            log.info("scorer %s: a scripted run's store is %s, not %s", name, moved, store)
+            node.store = str(moved)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(resolved, dict)
+    return resolved
+
+
 def check_same_data(folder: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
     """A run folder resumes only on the data it was made from: a data file edited in place would
     otherwise mix old questions and golds with new ones under a manifest claiming the new file."""
@@ -261,6 +281,17 @@ def report(summary: dict[str, Any]) -> str:
         r = summary["read"]
         kind = "tokens" if r["tokens_exact"] else "tokens (approx.)"
         lines.append(f"  read size    {r['mean_chars']:,.0f} chars, {r['mean_tokens']:,.0f} {kind}")
+    # A role whose replies mostly did not parse (a writer's JSON, a judge's verdict) has turned
+    # its arm into a fallback path; the scores above then measure that, so say it beside them.
+    # Replies are HTTP calls plus those served from the cache (parse failures count both).
+    for role, usage in (summary.get("usage") or {}).items():
+        replies = int(usage.get("calls") or 0) + int(usage.get("cache_hits") or 0)
+        failed = int(usage.get("parse_failures") or 0)
+        if replies and 2 * failed > replies:
+            lines.append(
+                f"  warning: {failed} of {replies} {role} replies failed to parse (the scripted "
+                "profile, or a model ignoring the schema?) — scores reflect unparsed output"
+            )
     return "\n".join(lines)
 
 

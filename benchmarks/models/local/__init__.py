@@ -23,7 +23,7 @@ its slices, joined, verified), `LlamaServer` (llama.cpp serving that model), `Lo
 submodule so that `benchmarks.models.local.sha256_file` is the very function it hashes with
 (replacing it, as a test does, changes what `verify_model_file` calls).
 
-See ../shared/notes/local-models.md for the measurements behind the defaults.
+See docs/notes/local-models.md for the measurements behind the defaults.
 """
 
 from __future__ import annotations

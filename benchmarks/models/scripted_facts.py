@@ -1,0 +1,233 @@
+"""Scripted rules for MemoryAgentBench FactConsolidation (Table 7): facts in, facts out.
+
+Every fact line of the benchmark (``N. <sentence>``) is one of MQuAKE's relation templates,
+and every single-hop question is that relation's question with the subject in its slot, so the
+scripted model "knows" the templates (`TEMPLATES`, the same text as
+`benchmarks.factconsolidation.TEMPLATES`, which model access may not import: a test holds the
+two equal) and answers with them:
+
+* `extract` - the state arm's writer: a chunk of fact lines in, a JSON list of ``{key, value}``
+  out, one per line, the key naming the subject and the relation (never the value);
+* `answer` - the reader: it finds the question's (subject, relation), then the value for it in
+  the context the arm built - the highest-numbered fact line (the prompt's own rule: the newer
+  fact has the larger serial number), or the cell of a tracked state (``subject | relation:
+  value`` from the template-oracle writer, ``subject_relation: value`` from the extraction
+  writer). With lookups offered and nothing found, it asks for the key (``LOOKUP: s | r``).
+
+Multi-hop questions are free text, not templates: the scripted reader does not chain them and
+answers from what a single-hop reading finds (usually nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+from benchmarks.models.scripted_model import Request
+
+__all__ = ["RULES", "TEMPLATES", "fact_value", "parse_fact", "parse_question"]
+
+# (relation, fact sentence, single-hop question): MQuAKE's, typos included ("origianl").
+TEMPLATES: tuple[tuple[str, str, str], ...] = (
+    ("author", "The author of {s} is {o}.", "Who is the author of {s}?"),
+    ("capital", "The capital of {s} is {o}.", "What is the capital of {s}?"),
+    ("chairperson", "The chairperson of {s} is {o}.", "Who is the chairperson of {s}?"),
+    (
+        "chief_executive_officer",
+        "The chief executive officer of {s} is {o}.",
+        "Who is the chief executive officer of {s}?",
+    ),
+    ("child", "{s}'s child is {o}.", "Who is {s}'s child?"),
+    ("citizenship", "{s} is a citizen of {o}.", "What is the country of citizenship of {s}?"),
+    ("continent", "{s} is located in the continent of {o}.", "Which continent is {s} located in?"),
+    (
+        "country_of_origin",
+        "{s} was created in the country of {o}.",
+        "Which country was {s} created in?",
+    ),
+    ("creator", "{s} was created by {o}.", "Who was {s} created by?"),
+    ("developer", "{s} was developed by {o}.", "Who is the developer of {s}?"),
+    ("director", "The director of {s} is {o}.", "Who is the director of {s}?"),
+    (
+        "educated_at",
+        "The univeristy where {s} was educated is {o}.",
+        "Which university was {s} educated at?",
+    ),
+    ("employer", "{s} is employed by {o}.", "Who is the employer of {s}?"),
+    ("famous_for", "{s} is famous for {o}.", "What is {s} famous for?"),
+    ("field_of_work", "{s} works in the field of {o}.", "What kind of work does {s} do?"),
+    ("founded_by", "{s} was founded by {o}.", "Who founded {s}?"),
+    ("founded_in_city", "{s} was founded in the city of {o}.", "Where was {s} founded?"),
+    ("genre", "The type of music that {s} plays is {o}.", "What type of music does {s} play?"),
+    ("head_coach", "The head coach of {s} is {o}.", "Who is the head coach of {s}?"),
+    (
+        "head_of_government",
+        "The name of the current head of the {s} government is {o}.",
+        "What is the name of the current head of the {s} government?",
+    ),
+    (
+        "head_of_state",
+        "The name of the current head of state in {s} is {o}.",
+        "What is the name of the current head of state in {s}?",
+    ),
+    (
+        "headquarters",
+        "The headquarters of {s} is located in the city of {o}.",
+        "Which city is the headquarter of {s} located in?",
+    ),
+    ("language_spoken", "{s} speaks the language of {o}.", "What language does {s} speak?"),
+    (
+        "language_written_in",
+        "{s} was written in the language of {o}.",
+        "Which language was {s} written in?",
+    ),
+    ("manufacturer", "The company that produced {s} is {o}.", "Which company is {s} produced by?"),
+    ("officeholder", "The {s} is {o}.", "Who is the {s}?"),
+    (
+        "official_language",
+        "The official language of {s} is {o}.",
+        "What is the official language of {s}?",
+    ),
+    (
+        "original_broadcaster",
+        "The origianl broadcaster of {s} is {o}.",
+        "Who is the original broadcaster of {s}?",
+    ),
+    (
+        "original_language",
+        "The original language of {s} is {o}.",
+        "What is the original language of {s}?",
+    ),
+    ("performer", "{s} was performed by {o}.", "Who performed {s}?"),
+    ("place_of_birth", "{s} was born in the city of {o}.", "Which city was {s} born in?"),
+    ("place_of_death", "{s} died in the city of {o}.", "Which city did {s} die in?"),
+    ("position", "{s} plays the position of {o}.", "What position does {s} play?"),
+    (
+        "religion",
+        "{s} is affiliated with the religion of {o}.",
+        "Which religion is {s} affiliated with?",
+    ),
+    ("spouse", "{s} is married to {o}.", "Who is {s} married to?"),
+    ("sport", "{s} is associated with the sport of {o}.", "Which sport is {s} associated with?"),
+    ("work_location", "{s} worked in the city of {o}.", "Which city did {s} work in?"),
+)
+UNKNOWN = "I do not know."
+_SERIAL = re.compile(r"^(?:\[t=\d+\]\s*)?(\d+)\. (.*)$")
+_LOOKUPS_LEFT = re.compile(r"Lookups left: ([1-9]\d*)")
+_ASKED = re.compile(r"^Based on the (?:provided Knowledge Pool|Archival Memory), ")
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{s\}|\{o\})", template)
+    out = []
+    for part in parts:
+        if part == "{s}":
+            out.append("(?P<s>.+?)")
+        elif part == "{o}":
+            out.append("(?P<o>.+)")
+        else:
+            out.append(re.escape(part))
+    return re.compile("".join(out))
+
+
+def _specificity(template: str) -> int:
+    return len(template.replace("{s}", "").replace("{o}", ""))
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> tuple[list[tuple[str, re.Pattern[str]]], list[tuple[str, re.Pattern[str]]]]:
+    """Fact and question patterns, the most specific first (the catch-all "The {s} is {o}."
+    loses to "The capital of {s} is {o}."), then in template order."""
+    order = sorted(range(len(TEMPLATES)), key=lambda i: -_specificity(TEMPLATES[i][1]))
+    facts = [(TEMPLATES[i][0], _pattern(TEMPLATES[i][1])) for i in order]
+    q_order = sorted(range(len(TEMPLATES)), key=lambda i: -_specificity(TEMPLATES[i][2]))
+    questions = [(TEMPLATES[i][0], _pattern(TEMPLATES[i][2])) for i in q_order]
+    return facts, questions
+
+
+def parse_fact(sentence: str) -> tuple[str, str, str] | None:
+    """(subject, relation, object) of a fact sentence, or None when no template renders it."""
+    for relation, pattern in _compiled()[0]:
+        m = pattern.fullmatch(sentence.strip())
+        if m:
+            return m["s"], relation, m["o"]
+    return None
+
+
+def parse_question(question: str) -> list[tuple[str, str]]:
+    """Every (subject, relation) a single-hop question can ask, the most specific first."""
+    out = []
+    for relation, pattern in _compiled()[1]:
+        m = pattern.fullmatch(question.strip())
+        if m:
+            out.append((m["s"], relation))
+    return out
+
+
+def key_text(subject: str, relation: str) -> str:
+    """The extraction writer's key (snake-cased by the write path: ``goaltender_sport``)."""
+    return f"{subject} {relation}"
+
+
+def _snake(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", text.strip().lower()).strip("_")
+
+
+def fact_value(context: str, subject: str, relation: str) -> str | None:
+    """The value `context` gives for (subject, relation): the highest-numbered fact line, else
+    the last listed cell of a tracked state; None if the context holds neither."""
+    numbered: list[tuple[int, str]] = []
+    cells: list[str] = []
+    oracle_prefix, snake_key = f"{subject} | {relation}: ", _snake(key_text(subject, relation))
+    for raw in context.splitlines():
+        line = raw.strip()
+        m = _SERIAL.match(line)
+        if m:
+            fact = parse_fact(m[2])
+            if fact is not None and fact[:2] == (subject, relation):
+                numbered.append((int(m[1]), fact[2]))
+        elif line.startswith(oracle_prefix):
+            cells.append(line.removeprefix(oracle_prefix))
+        elif ": " in line and _snake(line.partition(": ")[0]) == snake_key:
+            cells.append(line.partition(": ")[2])
+    if numbered:
+        return max(numbered)[1]
+    return cells[-1] if cells else None
+
+
+def rule_extract(request: Request, match: re.Match[str] | None) -> str | None:
+    """Group: text (the chunk). One ``{key, value}`` per fact line, in order."""
+    if match is None:
+        return None
+    facts = []
+    for raw in match["text"].splitlines():
+        m = _SERIAL.match(raw.strip())
+        fact = parse_fact(m[2] if m else raw)
+        if fact is not None:
+            subject, relation, obj = fact
+            facts.append({"key": key_text(subject, relation), "value": obj})
+    return json.dumps(facts, ensure_ascii=False)
+
+
+def rule_answer(request: Request, match: re.Match[str] | None) -> str | None:
+    """Groups: context, question."""
+    if match is None:
+        return None
+    question = _ASKED.sub("", match["question"].strip())
+    asks = parse_question(question)
+    for subject, relation in asks:
+        value = fact_value(match["context"], subject, relation)
+        if value is not None:
+            return value
+    if asks and _LOOKUPS_LEFT.search(match["context"]):
+        subject, relation = asks[0]
+        return f"LOOKUP: {subject} | {relation}"
+    return UNKNOWN
+
+
+RULES: dict[str, Callable[[Request, re.Match[str] | None], str | None]] = {
+    "factconsolidation_extract": rule_extract,
+    "factconsolidation_answer": rule_answer,
+}

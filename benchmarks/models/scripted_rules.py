@@ -1,0 +1,98 @@
+"""The scripted server's reply rules: regex pairs, and named rules chosen from a registry.
+
+A rule set is a list, tried in order, first reply wins, else the server's default:
+
+* ``[regex, reply]`` (or ``{pattern: regex, reply: reply}``): the regex is searched (DOTALL)
+  in the last user message and the reply may use its groups (``\\1``, ``\\g<name>``);
+* ``{rule: name}`` or ``{rule: name, pattern: regex}``: the named function of `REGISTRY`
+  computes the reply from the request and the pattern's match (its named groups are the parts
+  of the prompt the function reads). The pattern says *when* the rule applies; the function
+  says *what* it answers, for what a regex cannot compute (the last value of a chain of moves,
+  the highest-numbered fact for a key, a JSON object for a schema). A function may decline
+  (None) and the next rule is tried.
+
+The named rules answer the paper benchmarks' prompts from the text of the prompt alone: the
+context the arm built for a reader, the event text for a writer, the question, answer and
+response a judge is shown. They never see a gold answer that the prompt does not show, so a
+dry run exercises the whole pipeline with scores that come out of what the arms read
+(`configs/server/scripted.yaml` lists them; they live in `scripted_household`, `scripted_facts`
+and `scripted_chat`). A scripted profile is a dry run: its numbers never enter a paper table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.models import scripted_chat, scripted_facts, scripted_household
+from benchmarks.models.scripted_model import Request
+
+__all__ = ["REGISTRY", "Request", "Rule", "RuleFunction", "compile_rules", "first_reply"]
+
+#: a named rule: the request and the match of its pattern (None without one) -> reply or None
+RuleFunction = Callable[[Request, re.Match[str] | None], str | None]
+
+REGISTRY: dict[str, RuleFunction] = {
+    **scripted_household.RULES,
+    **scripted_facts.RULES,
+    **scripted_chat.RULES,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One compiled rule: a pattern with a reply template, or a named function."""
+
+    pattern: re.Pattern[str] | None
+    reply: str | None = None
+    function: RuleFunction | None = None
+    name: str | None = None
+
+    def apply(self, request: Request) -> str | None:
+        match = self.pattern.search(request.text) if self.pattern is not None else None
+        if self.pattern is not None and match is None:
+            return None
+        if self.function is not None:
+            return self.function(request, match)
+        assert match is not None and self.reply is not None
+        return match.expand(self.reply)
+
+
+def _rule(entry: Any) -> Rule:
+    if isinstance(entry, Mapping):
+        unknown = set(entry) - {"pattern", "reply", "rule"}
+        if unknown:
+            raise ValueError(f"scripted rule {dict(entry)!r}: unknown field(s) {sorted(unknown)}")
+        pattern = entry.get("pattern")
+        compiled = re.compile(pattern, re.DOTALL) if pattern is not None else None
+        if "rule" in entry:
+            name = str(entry["rule"])
+            if name not in REGISTRY:
+                known = ", ".join(sorted(REGISTRY))
+                raise ValueError(f"scripted rule {name!r} is not registered; known: {known}")
+            if "reply" in entry:
+                raise ValueError(f"scripted rule {name!r}: a named rule has no reply template")
+            return Rule(compiled, function=REGISTRY[name], name=name)
+        if compiled is None or "reply" not in entry:
+            raise ValueError(f"scripted rule {dict(entry)!r}: needs pattern and reply, or rule")
+        return Rule(compiled, reply=str(entry["reply"]))
+    if isinstance(entry, Sequence) and not isinstance(entry, str) and len(entry) == 2:
+        pattern, reply = entry
+        return Rule(re.compile(str(pattern), re.DOTALL), reply=str(reply))
+    raise ValueError(f"scripted rule {entry!r}: expected [regex, reply] or {{rule: name}}")
+
+
+def compile_rules(rules: Sequence[Any]) -> list[Rule]:
+    """A rule set as configured (a list of pairs and mappings), checked and compiled."""
+    return [_rule(entry) for entry in rules]
+
+
+def first_reply(rules: Sequence[Rule], request: Request) -> str | None:
+    """The reply of the first rule that answers `request`, or None."""
+    for rule in rules:
+        reply = rule.apply(request)
+        if reply is not None:
+            return reply
+    return None

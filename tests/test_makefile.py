@@ -1,0 +1,107 @@
+"""The Makefile's reproductions, read with `make -n` (print, run nothing): a non-local profile
+installs nothing local, every table is a Hydra multirun, and the scripted profile runs one end
+to end."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def plan(tmp_path: Path, *args: str) -> str:
+    """What make would run, from a clean clone's point of view (a venv that does not exist yet,
+    so every set-up step shows)."""
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", f"VENV={tmp_path}/venv", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    return " ".join(out.stdout.replace("\\\n", " ").split())  # one line per command, joined
+
+
+@pytest.mark.parametrize("target", ["reproduce-table6", "reproduce-table7", "reproduce-table3"])
+def test_a_non_local_profile_installs_nothing_local(tmp_path: Path, target: str) -> None:
+    vllm = plan(tmp_path, target, "PROFILE=vllm")
+    assert "pip install --quiet -e '.[dev,harness]'" in vllm
+    assert "local]" not in vllm and "llama" not in vllm
+    local = plan(tmp_path, target)
+    assert "pip install --quiet -e '.[dev,harness,local]'" in local
+    assert "compiling llama.cpp once, about 7 minutes (pip caches it)" in local
+
+
+def test_the_tables_are_hydra_multiruns(tmp_path: Path) -> None:
+    bench = f"{tmp_path}/venv/bin/pmem-bench -m llm=vllm embedder=vllm"
+    t6 = plan(tmp_path, "reproduce-table6", "PROFILE=vllm", "CASES=140")
+    assert (
+        f"{bench} experiment=table6 benchmark.cases=140 benchmark.L=1,2,4,8 "
+        "arm=pmem_commit,pmem_commit_oracle,raw_topk,raw_recon,raw_tags,raw_oracle_order"
+    ) in t6
+    assert "for " not in t6  # no shell loops left
+    t8 = plan(tmp_path, "reproduce-table8", "PROFILE=vllm")
+    # two sweeps: only the commit arms disclose history
+    assert t8.count(f"{bench} experiment=table8") == 2
+    assert "arm=raw_topk 'arm.disclose" not in t8
+    t7 = plan(tmp_path, "reproduce-table7", "SOURCES=sh_6k sh_64k", "LIMIT=5")
+    assert "llm.server.ctx=16384 experiment=table7 benchmark.limit=5" in t7
+    assert "benchmark.source=sh_6k,sh_64k" in t7
+
+
+def test_lme_tables_pass_the_judge_and_the_sweep_settings(tmp_path: Path) -> None:
+    out = plan(tmp_path, "reproduce-table4", "PROFILE=vllm", "SWEEP_ARGS=hydra/launcher=slurm")
+    assert 'P="llm=vllm embedder=vllm judge=vllm"' in out
+    assert 'SWEEP_ARGS="hydra/launcher=slurm"' in out
+
+
+def test_tables_report_and_browser_targets(tmp_path: Path) -> None:
+    assert "python -m benchmarks.reports all" in plan(tmp_path, "tables")
+    assert "python -m benchmarks.reports.html --out results/report.html" in plan(tmp_path, "report")
+    browser = plan(tmp_path, "test-browser")
+    assert "pip install --quiet -e '.[dev,harness,browser]'" in browser
+    assert "python -m pytest -m browser" in browser
+
+
+def test_an_unknown_profile_is_refused(tmp_path: Path) -> None:
+    out = subprocess.run(
+        ["make", "-n", "reproduce-table6", "PROFILE=vlm"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode != 0
+    assert "PROFILE=vlm is not one of: local vllm scripted" in out.stderr
+
+
+def test_a_scripted_reproduction_runs_its_sweep(tmp_path: Path) -> None:
+    """`make reproduce-conflict PROFILE=scripted` end to end: one multirun, one finished run per
+    arm, under a temporary run.root, and no table (a scripted run never enters one)."""
+    venv = ROOT / ".venv"
+    if not (venv / "bin" / "pmem-bench").exists():
+        pytest.skip("needs the checkout's .venv (make setup)")
+    out = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-o",
+            f"{venv}/.installed",
+            "reproduce-conflict",
+            "PROFILE=scripted",
+            "CASES=1",
+            f"SWEEP_ARGS=run.root={tmp_path}/runs run.progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Launching 5 jobs locally" in out.stdout + out.stderr
+    assert "scripted profile: no table built: conflict" in out.stdout
+    summaries = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/*/summary.json")]
+    assert len(summaries) == 5 and all(s["complete"] for s in summaries)
