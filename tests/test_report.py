@@ -12,8 +12,6 @@ import html
 import json
 import math
 import re
-import subprocess
-import sys
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
@@ -25,10 +23,10 @@ from benchmarks.reports.report.cells import cells_for, count_from_rate
 from benchmarks.reports.report.markdown import inline, parse
 from benchmarks.reports.verdict import acceptance_interval, as_probability, verdict
 from benchmarks.stats import binomial_ci
+from tests.bench import pmem_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
-SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted", "run.progress=false"]
 
 
 # -- the verdict ----------------------------------------------------------------------------------
@@ -260,25 +258,15 @@ def test_the_page_is_deterministic(tmp_path: Path) -> None:
     assert pages[0] == pages[1]
 
 
-def _pmem_bench(root: Path, *overrides: str) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.runner", *overrides, *SCRIPTED, f"run.root={root}"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
 def dry_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Scripted dry runs of ALFWorld (Table 6, oracle commit, 3 cases) and FactConsolidation
     (Table 7, 3 questions): a runs root whose runs never enter a paper table."""
     root = tmp_path_factory.mktemp("dry") / "runs"
-    _pmem_bench(
+    pmem_bench(
         root, "experiment=table6", "arm=pmem_commit_oracle", "benchmark.L=1", "benchmark.cases=3"
     )
-    _pmem_bench(root, "experiment=table7", "run.limit=3")
+    pmem_bench(root, "experiment=table7", "run.limit=3")
     return root
 
 
@@ -318,7 +306,7 @@ def test_live_paper_runs_rebuild_their_table(dry_runs: Path, tmp_path: Path) -> 
     model cannot run here: a raw top-k dry run stands in, its manifest relabelled as a paper
     profile, and the page must treat it as one.)"""
     root = tmp_path / "runs"
-    _pmem_bench(root, "experiment=table6", "arm=raw_topk", "benchmark.L=1", "benchmark.cases=3")
+    pmem_bench(root, "experiment=table6", "arm=raw_topk", "benchmark.L=1", "benchmark.cases=3")
     (manifest_path,) = root.glob("table6/*/manifest.json")
     manifest = json.loads(manifest_path.read_text())
     for role in ("llm", "embedder", "judge"):

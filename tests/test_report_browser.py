@@ -12,14 +12,13 @@ reader saw. Skipped, with the reason, where Chromium or Playwright is missing.""
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from benchmarks.reports.html import build
+from tests.bench import pmem_bench
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +33,6 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted", "run.progress=false"]
 
 if not CHROMIUM.exists():
     pytest.skip(
@@ -51,24 +49,14 @@ if importlib.util.find_spec("playwright") is None:
 from playwright.sync_api import Page, Route, sync_playwright  # noqa: E402
 
 
-def _pmem_bench(root: Path, *overrides: str) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.runner", *overrides, *SCRIPTED, f"run.root={root}"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("browser")
     runs = tmp / "runs"
-    _pmem_bench(
+    pmem_bench(
         runs, "experiment=table6", "arm=pmem_commit_oracle", "benchmark.L=1", "benchmark.cases=3"
     )
-    _pmem_bench(runs, "experiment=table7", "run.limit=3")
+    pmem_bench(runs, "experiment=table7", "run.limit=3")
     out = tmp / "report.html"
     build(runs, RESULTS, out)
     return out
