@@ -5,7 +5,7 @@ keyed and must stay stable, but a figure fit for a paper shows the paper's row n
 (top-10)" is our `raw_topk`). One table here, used by every figure and notebook, keeps a name
 the same everywhere. The paper's LongMemEval labels (benchmarks/reports/paper_longmemeval.py,
 `LABELS`) are taken as they are; the ALFWorld and FactConsolidation rows follow Tables 6-8 of
-the paper (seeds/000_c76db8a8f8a31cda.txt); arms the paper has no row for get a short
+the paper ("Memory of Memory"); arms the paper has no row for get a short
 description of what they are. Suffixes the run frame adds (`benchmarks.reports.frame.arm_key`:
 `_35b` for the 35B extractor, `@<model>` for another writer; the LongMemEval budget runs'
 `_b<tokens>`) are spelled out.

@@ -1,4 +1,4 @@
-"""The paper's reported numbers, for printing beside ours (seeds/000_c76db8a8f8a31cda.txt).
+"""The paper's reported numbers, for printing beside ours (the paper, "Memory of Memory").
 
 Each table is keyed the way our runs are: (arm config name, benchmark parameter) -> value in
 percent (or characters where named). Values are copied from the paper's text, section cited.

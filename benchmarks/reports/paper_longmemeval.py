@@ -1,4 +1,4 @@
-"""The paper's LongMemEval numbers (seeds/000_c76db8a8f8a31cda.txt: §4.1, §4.1.1, Appendices
+"""The paper's LongMemEval numbers ("Memory of Memory": §4.1, §4.1.1, Appendices
 C, D, E), for printing beside ours.
 
 Kept apart from benchmarks/reports/paper.py so the LongMemEval tables can grow without touching the
