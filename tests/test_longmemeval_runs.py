@@ -315,7 +315,9 @@ def test_judge_replies_and_prompt_hashes_are_recorded(runs, workspace: Path) -> 
         assert score["class"]["reply"]
     assert run["scores"][REAL]["judge"]["correct"] is True  # the real instance, answered
     assert run["scores"][KU]["stale"]["verdict"] == "stale"
-    store = workspace / "results" / "longmemeval_classes.jsonl"
+    # a scripted run keeps the shared class store under its run root, never in results/
+    assert not (workspace / "results" / "longmemeval_classes.jsonl").exists()
+    store = workspace / "runs" / "dry-run" / "longmemeval_classes.jsonl"
     assert {json.loads(line)["id"] for line in store.read_text().splitlines()} >= {KU, MULTI}
 
 

@@ -228,18 +228,30 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         return summary
 
 
+RESULTS = "results/"  # the committed results: a dry run never writes there
+
+
 def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
-    """A scorer's shared store (LongMemEval's question classes, under results/) is for model
-    judgements every run reads; a scripted dry run's classifications go to a file of the same
-    name under `<run.root>/dry-run/` instead, so a dry run never writes into results/. The
-    config (and so the run folder's hash and manifest) says where they went. The resolved
-    config after the change."""
-    for name, node in cfg.scorers.items():
-        store = node.get("store") if isinstance(node, DictConfig) else None
-        if store:
-            moved = Path(str(cfg.run.root)) / "dry-run" / Path(str(store)).name
-            log.info("scorer %s: a scripted run's store is %s, not %s", name, moved, store)
-            node.store = str(moved)
+    """A shared store under results/ (LongMemEval's question classes, which the class scorer
+    writes and the class-oracle gate reads) is for model judgements every run reads; for a
+    scripted dry run every such path in the arm and the scorers points under
+    `<run.root>/dry-run/` instead, so a dry run never writes into results/ and its gate reads
+    what its own scorer stored. The config (and so the run's hash and manifest) says where they
+    went. Returns the resolved config after the change."""
+    dry = Path(str(cfg.run.root)) / "dry-run"
+
+    def move(node: Any, where: str) -> None:
+        for key in list(node.keys()) if isinstance(node, DictConfig) else ():
+            value = node.get(key)
+            if isinstance(value, DictConfig):
+                move(value, f"{where}.{key}")
+            elif isinstance(value, str) and value.startswith(RESULTS):
+                moved = str(dry / value.removeprefix(RESULTS))
+                log.info("%s.%s: a scripted run uses %s, not %s", where, key, moved, value)
+                node[key] = moved
+
+    move(cfg.arm, "arm")
+    move(cfg.scorers, "scorers")
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
     return resolved
