@@ -104,10 +104,13 @@ class Table:
 
 
 def load(name: str, root: Path) -> Table:
-    """A table's runs through the loader (runs/, then results/runs/), selected as the table
-    builder selects them; else the committed per-run frame. Raises `NoRuns` when there is
-    neither."""
-    for where in run_roots(root):
+    """A table's runs: the user's runs/ through the loader, selected as the table builder
+    selects them; else the committed per-run frame (results/tables/<name>.csv, the table as
+    committed); else the committed export results/runs/, which may hold only some of a table's
+    runs (it is there for drill-downs). Raises `NoRuns` when there is none of these."""
+    live, export = run_roots(root)
+    csv = root / "results" / "tables" / f"{name}.csv"
+    for where in (live, *(() if csv.exists() else (export,))):
         if not (where / name).is_dir():
             continue
         try:
@@ -118,12 +121,9 @@ def load(name: str, root: Path) -> Table:
         return Table(
             name, frame, f"{len(frame)} run(s) under {where.relative_to(root)}/", where, root
         )
-    csv = root / "results" / "tables" / f"{name}.csv"
     if not csv.exists():
         raise NoRuns(f"{name}: no runs under runs/ or results/runs/, and no committed {csv.name}")
-    source = (
-        f"the committed {csv.relative_to(root)} (no runs of {name} under runs/ or results/runs/)"
-    )
+    source = f"the committed {csv.relative_to(root)} (no runs of {name} under runs/)"
     return Table(name, pd.read_csv(csv), source, None, root)
 
 
