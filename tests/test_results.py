@@ -14,6 +14,7 @@ import pytest
 from benchmarks.reports.tables import build, build_all, collect
 from benchmarks.results import NoRuns, export_runs, load_ingest, load_runs, load_summaries
 from benchmarks.results.__main__ import main as results_main
+from tests.bench import fake_run
 
 SCRIPTED = ["llm=scripted", "embedder=scripted", "judge=scripted"]
 
@@ -90,35 +91,6 @@ def test_a_dry_run_never_replaces_a_committed_table(dry_run: Path, tmp_path: Pat
     # asked for explicitly, a dry-run table says what it is
     md = build("table6", dry_run, tmp_path / "dry", include_scripted=True)
     assert "Scripted dry runs: not model results" in md
-
-
-def fake_run(root: Path, name: str, *, arm: str, L: int, cases: int, correct: int,
-             model: str = "m", started: str = "2026-01-01T00:00:00",
-             complete: bool = True) -> None:  # fmt: skip
-    folder = root / "table6" / name
-    folder.mkdir(parents=True)
-    config = {
-        "arm": {"name": arm},
-        "benchmark": {"name": f"alfrev-L{L}", "L": L, "cases": cases},
-        "llm": {"model": model, "revision": "r1"},
-        "embedder": {"model": "e"},
-    }
-    n = cases if complete else cases - 1
-    (folder / "manifest.json").write_text(json.dumps({"config": config, "started_at": started}))
-    summary = {
-        "n": n,
-        "expected": cases,
-        "complete": complete,
-        "scores": {
-            "location": {"accuracy": correct / n, "correct": correct, "n": n, "ci95": [0.5, 1.0]}
-        },
-        "read": {"mean_chars": 30.0, "mean_tokens": 8.0, "tokens_exact": True},
-    }
-    (folder / "summary.json").write_text(json.dumps(summary))
-    (folder / "predictions.jsonl").write_text(
-        json.dumps({"id": "q1", "golds": ["desk 1"], "prediction": "desk 1"}) + "\n"
-    )
-    (folder / "scores.jsonl").write_text(json.dumps({"id": "q1", "location": {"correct": True}}))
 
 
 def test_a_smaller_or_other_profile_run_never_replaces_a_cell(tmp_path: Path, capsys) -> None:

@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from benchmarks.reports.tables import TABLES, arm_key, collect, main
-
-
-def fake_run(root: Path, name: str, arm: str, L: int, correct: int, n: int, started: str) -> None:
-    folder = root / "table6" / name
-    folder.mkdir(parents=True)
-    config = {
-        "arm": {"name": arm},
-        "benchmark": {"name": f"alfrev-L{L}", "L": L, "cases": n},
-        "llm": {"model": "m"},
-        "embedder": {"model": "e"},
-    }
-    (folder / "manifest.json").write_text(json.dumps({"config": config, "started_at": started}))
-    summary = {
-        "n": n,
-        "expected": n,
-        "complete": True,
-        "scores": {
-            "location": {"accuracy": correct / n, "correct": correct, "n": n, "ci95": [0.5, 1.0]}
-        },
-        "read": {"mean_chars": 30.0, "mean_tokens": 8.0, "tokens_exact": True},
-    }
-    (folder / "summary.json").write_text(json.dumps(summary))
+from tests.bench import fake_run
 
 
 def test_table6_reports_ours_beside_the_paper_and_drops_superseded_runs(tmp_path, capsys) -> None:
     runs = tmp_path / "runs"
-    fake_run(runs, "a", "pmem_commit", 1, 20, 20, "2026-01-01T00:00:00")
-    fake_run(runs, "b", "pmem_commit", 2, 10, 20, "2026-01-01T00:00:00")  # superseded below
-    fake_run(runs, "c", "pmem_commit", 2, 19, 20, "2026-01-02T00:00:00")
-    fake_run(runs, "d", "raw_topk", 2, 15, 20, "2026-01-01T00:00:00")
+    fake_run(runs, "a", arm="pmem_commit", L=1, cases=20, correct=20)
+    fake_run(runs, "b", arm="pmem_commit", L=2, cases=20, correct=10)  # superseded by c
+    fake_run(runs, "c", arm="pmem_commit", L=2, cases=20, correct=19, started="2026-01-02T00:00:00")
+    fake_run(runs, "d", arm="raw_topk", L=2, cases=20, correct=15)
     df = collect(runs, "table6")
     assert sorted(df["run"]) == ["a", "c", "d"]
     assert "table6/b is superseded" in capsys.readouterr().err
@@ -49,7 +25,7 @@ def test_table6_reports_ours_beside_the_paper_and_drops_superseded_runs(tmp_path
 
 def test_the_command_writes_markdown_and_csv(tmp_path) -> None:
     runs = tmp_path / "runs"
-    fake_run(runs, "a", "raw_topk", 1, 20, 20, "2026-01-01T00:00:00")
+    fake_run(runs, "a", arm="raw_topk", L=1, cases=20, correct=20)
     assert main(["table6", "--runs", str(runs), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "tables" / "table6.md").read_text().startswith("# Table 6")
     assert "raw_topk" in (tmp_path / "out" / "tables" / "table6.csv").read_text()
