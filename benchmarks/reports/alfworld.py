@@ -54,13 +54,16 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
         md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
         md += (100 * cov).round(1).to_markdown()
-    _plot_by_parameter(
+    # drawn from the per-run frame alone, so `python -m benchmarks.reports.figures` redraws the
+    # same figure from the committed CSV
+    accuracy_by_parameter(
         df,
         "location",
         "L",
         paper.TABLE6_ACCURACY,
         out / "figures" / "table6.png",
         "Table 6: accuracy as revisions accumulate",
+        reference_n=140,
     )
     return md
 
@@ -144,20 +147,6 @@ def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
         )
     table = pd.DataFrame(rows).set_index("arm")
     return header("§4.2.1: a single revision in two-step phrasing", df) + "\n" + table.to_markdown()
-
-
-def _plot_by_parameter(
-    df: pd.DataFrame,
-    scorer: str,
-    parameter: str,
-    reference: dict[str, dict[Any, float]],
-    path: Path,
-    title: str,
-) -> None:
-    """Accuracy per arm against `parameter`, ours beside the paper's (n=140 per cell): drawn by
-    benchmarks/reports/figures.py from the per-run frame alone, so `python -m
-    benchmarks.reports.figures` redraws the same figure from the committed CSV."""
-    accuracy_by_parameter(df, scorer, parameter, reference, path, title, reference_n=140)
 
 
 TABLES: dict[str, Builder] = {

@@ -48,7 +48,7 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
     table = table[sorted(table.columns, key=_table7_column)]
     table.index.name = "arm"
-    _plot_table7(df, out / "figures" / "table7.png")
+    plot_table7(df, out / "figures" / "table7.png")  # from the frame alone (figures.py)
     cells = (
         "Cells: accuracy % by MemoryAgentBench's substring rule with a 95% Wilson interval and "
         "(n questions), then / the paper's figure (Qwen3-4B-Instruct-2507, n=100 per cell) "
@@ -71,12 +71,6 @@ def _table7_column(name: str) -> tuple[int, int, str]:
     hop, _, length = source.partition("_")
     order = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
     return (kind, {"sh": 0, "mh": 1}.get(hop, 0), str(order.get(length, length)))
-
-
-def _plot_table7(df: pd.DataFrame, path: Path) -> None:
-    """Accuracy per arm and source and the single-hop stale rate, ours (95% intervals) beside
-    the paper's: benchmarks/reports/figures.py draws it from the per-run frame alone."""
-    plot_table7(df, path)
 
 
 TABLES: dict[str, Builder] = {"table7": table7}

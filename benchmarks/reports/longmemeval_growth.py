@@ -64,7 +64,9 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
     columns = [f"{s:g} sessions" for s in sizes] + ["tokens / added session", "paper"]
     table = pd.DataFrame.from_dict(rows, orient="index").reindex(columns=columns).fillna("–")
     table.index.name = "arm"
-    _plot_growth(g, out / "figures" / "haystack_growth.png")
+    # linear axes, the paper's hollow; drawn from the frame (the measured haystack here, a
+    # committed CSV's `sessions` when redrawn from one)
+    plot_haystack_growth(g, out / "figures" / "haystack_growth.png")
     cells = (
         "Cells: mean read tokens per query (the reader's tokenizer) at each mean haystack size "
         "(sessions actually kept: evidence sessions are never dropped); tokens / added session "
@@ -72,13 +74,6 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
         f"Questions per cell: {_n_range(df)}."
     )
     return header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + table.to_markdown()
-
-
-def _plot_growth(g: pd.DataFrame, path: Path) -> None:
-    """Read tokens against haystack size on linear axes, one line per arm, the paper's hollow:
-    benchmarks/reports/figures.py draws it from the frame (`growth_frame`'s measured haystack
-    here; a committed CSV's `sessions` when redrawn from one)."""
-    plot_haystack_growth(g, path)
 
 
 TABLES: dict[str, Builder] = {"haystack_growth": haystack_growth}
