@@ -55,8 +55,7 @@ def show(folder: Path, *, only: str | None, wrong: bool, calls: bool, limit: int
     if not (folder / "summary.json").exists():
         print(f"results: {folder} is not a finished run folder (no summary.json)", file=sys.stderr)
         return 2
-    df = load_runs(folder.parent.parent, folder.parent.name, include_scripted=True)
-    df = df[df["run"] == folder.name]
+    df = load_runs(folder.parent.parent, folder.parent.name, run=folder.name, include_scripted=True)
     if only is not None:
         df = df[df["id"] == only]
     if wrong:

@@ -13,6 +13,7 @@ calls a model or changes a run.
 
 from __future__ import annotations
 
+import glob
 import gzip
 import json
 import shutil
@@ -89,10 +90,14 @@ def case_count(cfg: dict[str, Any]) -> int | None:
     return None
 
 
-def run_folders(root: str | Path, experiment: str | None = None) -> Iterator[tuple[str, Path]]:
-    """(experiment, folder) of every finished run (one with a summary.json) under `root`."""
+def run_folders(
+    root: str | Path, experiment: str | None = None, run: str | None = None
+) -> Iterator[tuple[str, Path]]:
+    """(experiment, folder) of every finished run (one with a summary.json) under `root`, or
+    of the one named `run`."""
     root = Path(root)
-    pattern = f"{experiment}/*/summary.json" if experiment else "*/*/summary.json"
+    parts = [glob.escape(p) if p else "*" for p in (experiment, run)]
+    pattern = f"{parts[0]}/{parts[1]}/summary.json"
     for summary in sorted(root.glob(pattern)):
         yield summary.parent.parent.name, summary.parent
 
@@ -182,15 +187,20 @@ def load_summaries(
 
 
 def load_runs(
-    root: str | Path = "runs", experiment: str | None = None, *, include_scripted: bool = False
+    root: str | Path = "runs",
+    experiment: str | None = None,
+    *,
+    run: str | None = None,
+    include_scripted: bool = False,
 ) -> pd.DataFrame:
     """One row per scored question of every finished run under `root`: the run's columns
     (experiment, run, arm, profile, benchmark settings), the question, golds and prediction,
     the read's size, one column per scorer field (``location.correct``, ``stale.stale``...),
     and, when the run kept a sample log, what the arm read (``context_text``,
-    ``context_ids``) and every model call the question caused (``calls``)."""
+    ``context_ids``) and every model call the question caused (``calls``). `run` names one run
+    folder, to load its questions only."""
     rows = []
-    for exp, folder in run_folders(root, experiment):
+    for exp, folder in run_folders(root, experiment, run):
         manifest = json.loads((folder / "manifest.json").read_text())
         run = _run_columns(exp, folder, manifest)
         predictions = {r["id"]: r for r in read_records(folder, "predictions")}
