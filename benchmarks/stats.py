@@ -1,22 +1,42 @@
-"""The statistics the paper reports, in pure standard-library Python.
+"""The statistics the paper reports, computed by ``scipy.stats``.
 
-* ``mcnemar_exact``: exact McNemar test on paired per-question outcomes. This is the
-  two-sided exact binomial test on the discordant pairs, with p = 0.5.
+* ``mcnemar_exact``: exact McNemar test on paired per-question outcomes: the two-sided exact
+  binomial test of the discordant pairs at p = 0.5 (``scipy.stats.binomtest``).
 * ``paired_bootstrap_ci``: paired (per-item) percentile bootstrap CI for a difference of
-  means. It is seeded, and its settings are recorded so the result can be reproduced.
-* ``binomial_ci``: a 95% (or any) interval for an accuracy, Wilson or Clopper-Pearson.
+  means (``scipy.stats.bootstrap``). It is seeded, and its settings are recorded so the
+  result can be reproduced.
+* ``binomial_ci``: a 95% (or any) interval for an accuracy, Wilson or Clopper-Pearson
+  (``scipy.stats.binomtest(...).proportion_ci``).
 
-There are no numpy/scipy dependencies, so the harness's scoring path stays pure and the
-results are bit-for-bit reproducible across machines.
+Why scipy: it is the ecosystem's reference implementation of exactly these procedures, tested
+far beyond what this project could test, and every reader knows it. Our own code is only the
+argument checks, the mapping of our settings onto scipy's, and the conversion back to plain
+floats, so there are far fewer lines of ours to trust. The hand-written versions this module
+replaced (exact-integer McNemar sums, a log-space binomial CDF with bisection, the Wilson closed
+form) live on in tests/test_stats.py as cross-checks: scipy agrees with them to 1e-12.
+
+The bootstrap is ``scipy.stats.bootstrap`` itself (not a numpy re-implementation), because it
+reproduces the recorded settings one for one: ``seed`` seeds ``numpy.random.default_rng``
+(PCG64), ``iterations`` is ``n_resamples``, ``confidence`` is ``confidence_level``, and
+``method="percentile"`` takes the quantiles of the bootstrap means with linear interpolation
+(Hyndman-Fan type 7, as before). It resamples the per-item differences, one sample, which is
+resampling the pairs. The same inputs, seed and numpy version give the same interval (the
+test suite re-derives it from the seed with plain numpy). The resamples are drawn in batches
+of ``_BOOTSTRAP_BATCH``, which bounds memory at about ``_BOOTSTRAP_BATCH * n`` floats and
+leaves the draws as they are (numpy's stream does not depend on the batch). The intervals
+differ from the pre-scipy version's, whose resampler was ``random.Random(seed)``. One pair is
+handled here (scipy needs two): every resample is that pair, so the interval is the point.
+scipy (and numpy) are imported on first use, so importing this module, as the runner does,
+stays cheap (``scipy.stats`` takes seconds to import).
 """
 
 from __future__ import annotations
 
 import math
-import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+from types import ModuleType
+from typing import Any
 
 __all__ = [
     "BootstrapResult",
@@ -25,6 +45,16 @@ __all__ = [
     "mcnemar_exact",
     "paired_bootstrap_ci",
 ]
+
+# Resamples drawn per batch by scipy.stats.bootstrap: bounds memory, does not change the draws.
+_BOOTSTRAP_BATCH = 1000
+
+
+def _scipy_stats() -> ModuleType:
+    """``scipy.stats``, imported on first use (it takes seconds to import)."""
+    import scipy.stats  # lazy: see the module docstring
+
+    return scipy.stats
 
 
 def _check_confidence(confidence: float) -> None:
@@ -69,10 +99,10 @@ class McNemarResult:
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
     """Exact McNemar test: do systems ``a`` and ``b`` differ on the same items?
 
-    Under H0 each discordant pair is equally likely to go either way. So the p-value is
-    ``min(1, 2 * P(X <= min(b01, b10)))`` with ``X ~ Binomial(b01 + b10, 0.5)``. It is
-    computed with exact integers, which stays correct for small samples, where the
-    chi-square approximation does not. With no discordant pairs, p = 1.
+    Under H0 each discordant pair is equally likely to go either way, so the p-value is the
+    two-sided exact binomial test of ``b10`` successes in ``b01 + b10`` trials at p = 0.5.
+    Binomial(m, 0.5) is symmetric, so this is ``min(1, 2 * P(X <= min(b01, b10)))``. Exact
+    rather than chi-square, which is wrong for small samples. With no discordant pairs, p = 1.
     """
     _check_paired(a, b)
     b01 = sum(1 for x, y in zip(a, b, strict=True) if not x and y)
@@ -81,9 +111,8 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
     if m == 0:
         p_value = 1.0
     else:
-        tail = sum(math.comb(m, i) for i in range(min(b01, b10) + 1))
-        # 2 * tail / 2**m as an exactly rounded int/int division, capped at 1.
-        p_value = min(1.0, tail / 2 ** (m - 1))
+        test = _scipy_stats().binomtest(b10, m, 0.5, alternative="two-sided")
+        p_value = min(1.0, float(test.pvalue))
     return McNemarResult(b01=b01, b10=b10, n=len(a), p_value=p_value)
 
 
@@ -106,13 +135,9 @@ class BootstrapResult:
     n: int = 0
 
 
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Percentile with linear interpolation (numpy's default, Hyndman-Fan type 7)."""
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    frac = pos - lo
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+def _mean(diffs: Any, axis: int = -1) -> Any:
+    """The mean along ``axis``: the vectorized statistic scipy computes on each resample."""
+    return diffs.mean(axis=axis)
 
 
 def paired_bootstrap_ci(
@@ -127,10 +152,12 @@ def paired_bootstrap_ci(
     """Percentile bootstrap CI for ``mean(a) - mean(b)`` that resamples items, not values.
 
     Items are resampled as pairs, so the correlation between the two systems on the same
-    question is kept. That gives a much tighter, and correct, interval than resampling
-    each system on its own. Outcomes may be bools (accuracy) or numbers (e.g. F1). The
-    per-item differences are computed once, and each iteration draws ``n`` of them with
-    ``random.Random(seed)``. The same inputs and seed always give the same interval.
+    question is kept. That gives a much tighter, and correct, interval than resampling each
+    system on its own. Outcomes may be bools (accuracy) or numbers (e.g. F1). The per-item
+    differences are computed once and are the one sample ``scipy.stats.bootstrap`` resamples
+    (drawing items of it is drawing pairs; and a constant difference stays exactly constant,
+    which ``mean(a*) - mean(b*)`` would not). ``iterations`` resamples come from
+    ``numpy.random.default_rng(seed)``; the same inputs and seed always give the same interval.
     """
     _check_paired(a, b)
     if statistic != "mean_difference":
@@ -141,17 +168,30 @@ def paired_bootstrap_ci(
         raise ValueError("paired_bootstrap_ci needs at least one pair")
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     _check_confidence(confidence)
 
     n = len(a)
     diffs = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
     estimate = math.fsum(diffs) / n
-    rng = random.Random(seed)
-    choices = rng.choices
-    means = sorted(math.fsum(choices(diffs, k=n)) / n for _ in range(iterations))
-    alpha = 1.0 - confidence
-    low = _percentile(means, alpha / 2)
-    high = _percentile(means, 1.0 - alpha / 2)
+    if n == 1:  # every resample is the one pair (scipy.stats.bootstrap needs two)
+        low = high = estimate
+    else:
+        import numpy as np  # with scipy, on first use
+
+        result = _scipy_stats().bootstrap(
+            (np.asarray(diffs),),
+            _mean,
+            n_resamples=iterations,
+            batch=_BOOTSTRAP_BATCH,
+            vectorized=True,
+            confidence_level=confidence,
+            method="percentile",
+            rng=np.random.default_rng(seed),
+        )
+        low = float(result.confidence_interval.low)
+        high = float(result.confidence_interval.high)
     return BootstrapResult(
         estimate=estimate,
         low=low,
@@ -168,91 +208,8 @@ def paired_bootstrap_ci(
 # Binomial intervals
 # ---------------------------------------------------------------------------
 
-_BINOMIAL_METHODS = ("wilson", "clopper-pearson")
-
-
-def _log_binom_pmf(i: int, n: int, log_p: float, log_q: float) -> float:
-    return (
-        math.lgamma(n + 1)
-        - math.lgamma(i + 1)
-        - math.lgamma(n - i + 1)
-        + i * log_p
-        + (n - i) * log_q
-    )
-
-
-def _log_sum_decreasing(terms_start: int, stop: int, step: int, n: int, p: float) -> float:
-    """Log of the sum of binomial pmf terms from ``terms_start`` towards ``stop`` (exclusive).
-
-    The caller makes sure the terms decrease in the direction of ``step`` (they lie on
-    one side of the mode). So the sum stops once a term is below 1e-20 of the running
-    total, which keeps the cost at O(sqrt(n)) rather than O(n).
-    """
-    log_p, log_q = math.log(p), math.log1p(-p)
-    first = _log_binom_pmf(terms_start, n, log_p, log_q)
-    total = 1.0  # the running sum, scaled by exp(-first)
-    for i in range(terms_start + step, stop, step):
-        rel = math.exp(_log_binom_pmf(i, n, log_p, log_q) - first)
-        total += rel
-        if rel < 1e-20 * total:
-            break
-    return first + math.log(total)
-
-
-def _binom_cdf(k: int, n: int, p: float) -> float:
-    """``P(X <= k)`` for ``X ~ Binomial(n, p)``, 0 < p < 1, summed in log space."""
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    mode = math.floor((n + 1) * p)
-    if k < mode:
-        # Terms i <= k rise with i, so sum downwards from k.
-        return math.exp(_log_sum_decreasing(k, -1, -1, n, p))
-    # Otherwise the upper tail i > k falls with i: sum it upwards and take the complement.
-    return -math.expm1(_log_sum_decreasing(k + 1, n + 1, 1, n, p))
-
-
-def _bisect_decreasing(
-    f_minus_target: Callable[[float], float], lo: float = 0.0, hi: float = 1.0
-) -> float:
-    """Root of a decreasing function on (lo, hi) by bisection, to float resolution."""
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if f_minus_target(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def _clopper_pearson(successes: int, n: int, alpha: float) -> tuple[float, float]:
-    # Lower bound: the p at which P(X >= k) = alpha/2, i.e. CDF(k-1; p) = 1 - alpha/2.
-    if successes == 0:
-        low = 0.0
-    else:
-        low = _bisect_decreasing(lambda p: _binom_cdf(successes - 1, n, p) - (1 - alpha / 2))
-    # Upper bound: the p at which P(X <= k) = alpha/2.
-    if successes == n:
-        high = 1.0
-    else:
-        high = _bisect_decreasing(lambda p: _binom_cdf(successes, n, p) - alpha / 2)
-    return low, high
-
-
-def _wilson(successes: int, n: int, alpha: float) -> tuple[float, float]:
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    p_hat = successes / n
-    z2_n = z * z / n
-    denom = 1 + z2_n
-    center = (p_hat + z2_n / 2) / denom
-    half = z * math.sqrt(p_hat * (1 - p_hat) / n + z2_n / (4 * n)) / denom
-    # At 0/n and n/n the matching bound is exactly 0 or 1 (rounding would make it 1e-17).
-    low = 0.0 if successes == 0 else max(0.0, center - half)
-    high = 1.0 if successes == n else min(1.0, center + half)
-    return low, high
+# Our method names, and scipy's for each.
+_BINOMIAL_METHODS = {"wilson": "wilson", "clopper-pearson": "exact"}
 
 
 def binomial_ci(
@@ -261,8 +218,9 @@ def binomial_ci(
     """Confidence interval for a proportion (an accuracy of ``successes`` out of ``n``).
 
     ``"wilson"`` is the score interval. It has good coverage and sensible behaviour at 0/n
-    and n/n. ``"clopper-pearson"`` is the exact, conservative interval, found by bisection
-    on the exact binomial CDF (no scipy), for readers who want guaranteed coverage.
+    and n/n (the matching bound is exactly 0 or 1). ``"clopper-pearson"`` is the exact,
+    conservative interval (scipy's ``"exact"``, from the beta quantiles), for readers who
+    want guaranteed coverage.
     """
     for name, value in (("successes", successes), ("n", n)):
         if isinstance(value, bool) or not isinstance(value, int):
@@ -272,9 +230,16 @@ def binomial_ci(
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be between 0 and n={n}, got {successes}")
     _check_confidence(confidence)
-    alpha = 1.0 - confidence
-    if method == "wilson":
-        return _wilson(successes, n, alpha)
-    if method == "clopper-pearson":
-        return _clopper_pearson(successes, n, alpha)
-    raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_BINOMIAL_METHODS)}")
+    if method not in _BINOMIAL_METHODS:
+        raise ValueError(
+            f"unknown method {method!r}; expected one of {', '.join(_BINOMIAL_METHODS)}"
+        )
+    ci = (
+        _scipy_stats()
+        .binomtest(successes, n)
+        .proportion_ci(confidence_level=confidence, method=_BINOMIAL_METHODS[method])
+    )
+    # Clamped to [0, 1], and exact at 0/n and n/n, whatever the float rounding.
+    low = 0.0 if successes == 0 else max(0.0, float(ci.low))
+    high = 1.0 if successes == n else min(1.0, float(ci.high))
+    return low, high

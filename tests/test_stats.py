@@ -1,9 +1,15 @@
-"""Tests for the paper's statistics (benchmarks/stats.py)."""
+"""Tests for the paper's statistics (benchmarks/stats.py, on scipy.stats).
+
+The hand-computed values and the independent formulas below (exact integer sums, the Wilson
+closed form, the binomial tail equations, the bootstrap re-derived with numpy) are cross-checks
+of scipy against what the statistics mean, not of scipy against itself.
+"""
 
 from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 
 import pytest
 from hypothesis import given
@@ -275,3 +281,109 @@ def test_binomial_ci_mirror_symmetry(kn: tuple[int, int]) -> None:
         mlow, mhigh = binomial_ci(n - k, n, method=method)
         assert low == pytest.approx(1 - mhigh, abs=1e-9)
         assert high == pytest.approx(1 - mlow, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# Cross-checks: scipy.stats against independent formulas
+# ---------------------------------------------------------------------------
+
+
+def _mcnemar_by_comb(b01: int, b10: int) -> float:
+    # The hand-written exact p-value: min(1, 2 * P(X <= min(b01, b10))), X ~ Bin(m, 1/2).
+    m = b01 + b10
+    if m == 0:
+        return 1.0
+    tail = sum(math.comb(m, i) for i in range(min(b01, b10) + 1))
+    return min(1.0, tail / 2 ** (m - 1))
+
+
+@given(st.integers(min_value=0, max_value=400), st.integers(min_value=0, max_value=400))
+def test_mcnemar_matches_exact_integer_sums(b01: int, b10: int) -> None:
+    a = [False] * b01 + [True] * b10 + [True] * 3
+    b = [True] * b01 + [False] * b10 + [True] * 3
+    result = mcnemar_exact(a, b)
+    assert (result.b01, result.b10, result.n) == (b01, b10, b01 + b10 + 3)
+    assert result.p_value == pytest.approx(_mcnemar_by_comb(b01, b10), rel=1e-12)
+
+
+def _wilson_closed_form(k: int, n: int, confidence: float) -> tuple[float, float]:
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p_hat, z2_n = k / n, z * z / n
+    center = (p_hat + z2_n / 2) / (1 + z2_n)
+    half = z * math.sqrt(p_hat * (1 - p_hat) / n + z2_n / (4 * n)) / (1 + z2_n)
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+@given(
+    st.integers(min_value=1, max_value=10**6).flatmap(
+        lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))
+    ),
+    st.floats(min_value=0.5, max_value=0.999),
+)
+def test_wilson_matches_closed_form(kn: tuple[int, int], confidence: float) -> None:
+    k, n = kn
+    low, high = binomial_ci(k, n, confidence=confidence)
+    ref_low, ref_high = _wilson_closed_form(k, n, confidence)
+    assert low == pytest.approx(ref_low, abs=1e-12)
+    assert high == pytest.approx(ref_high, abs=1e-12)
+
+
+def _upper_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p), summed term by term with math.comb."""
+    return math.fsum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+
+@given(
+    st.integers(min_value=1, max_value=150).flatmap(
+        lambda n: st.tuples(st.integers(min_value=0, max_value=n), st.just(n))
+    ),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
+def test_clopper_pearson_bounds_solve_the_tail_equations(
+    kn: tuple[int, int], confidence: float
+) -> None:
+    # The exact interval's definition: P(X >= k | low) = alpha/2 and P(X <= k | high) = alpha/2.
+    k, n = kn
+    half_alpha = (1 - confidence) / 2
+    low, high = binomial_ci(k, n, confidence=confidence, method="clopper-pearson")
+    if k == 0:
+        assert low == 0.0
+    else:
+        assert _upper_tail(k, n, low) == pytest.approx(half_alpha, rel=1e-9)
+    if k == n:
+        assert high == 1.0
+    else:
+        assert 1 - _upper_tail(k + 1, n, high) == pytest.approx(half_alpha, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("n", "iterations", "seed", "confidence"),
+    [(2, 50, 0, 0.95), (137, 999, 5, 0.9), (400, 4321, 12, 0.99)],
+)
+def test_bootstrap_is_rederived_from_its_recorded_settings(
+    n: int, iterations: int, seed: int, confidence: float
+) -> None:
+    # The recorded (seed, iterations, confidence) give the interval with plain numpy: draw
+    # iterations x n item indices from default_rng(seed), average the per-item differences of
+    # each draw, take the type-7 (linear) quantiles at alpha/2 and 1 - alpha/2.
+    import numpy as np
+
+    a, b = _outcomes(n, 0.6, seed + 100), _outcomes(n, 0.5, seed + 200)
+    result = paired_bootstrap_ci(a, b, iterations=iterations, seed=seed, confidence=confidence)
+    diffs = np.array(a, dtype=float) - np.array(b, dtype=float)
+    draws = np.random.default_rng(seed).integers(0, n, size=(iterations, n))
+    means = diffs[draws].mean(axis=1)
+    alpha = 1 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    assert (result.low, result.high) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_bootstrap_one_pair_is_its_difference() -> None:
+    result = paired_bootstrap_ci([0.75], [0.25], iterations=10, seed=3)
+    assert (result.estimate, result.low, result.high, result.n) == (0.5, 0.5, 0.5, 1)
+
+
+@pytest.mark.parametrize("seed", [-1, True, 1.5, "0"])
+def test_bootstrap_rejects_a_bad_seed(seed: object) -> None:
+    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+        paired_bootstrap_ci([True, False], [False, False], seed=seed)  # type: ignore[arg-type]
