@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from benchmarks.factconsolidation.facts import UnparsedFact
 from benchmarks.factconsolidation.load import SOURCES, UnknownSource, load, normalize_source
 from benchmarks.factconsolidation.stats import format_table, source_stats
+from benchmarks.runner.types import InputError
 
 __all__ = ["build_parser", "main"]
 
@@ -32,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sources = [normalize_source(s) for s in args.source] if args.source else list(SOURCES)
         loaded = [load(s, args.path) for s in sources]
-    except (UnknownSource, UnparsedFact) as exc:
+    except (UnknownSource, UnparsedFact, InputError) as exc:  # InputError: the file, the hub
         print(f"error: {exc}", file=sys.stderr)
         return 2
     stats = [source_stats(d) for d in loaded]

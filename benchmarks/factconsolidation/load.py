@@ -3,7 +3,8 @@
 The eight sources (``sh``/``mh`` x 6k/32k/64k/262k, Appendix B.4) are rows of MemoryAgentBench's
 Conflict_Resolution split. The split ships with the repository (``benchmarks/data/
 memoryagentbench``; provenance and checksums in SOURCES.md there), and what was read is
-recorded (``origin``, ``sha256``) so manifests agree across machines.
+recorded (``origin``, ``sha256``) so manifests agree across machines. ``path="hf"`` reads the
+hub's parquet of the split at a pinned commit, checked by sha256 (``benchmarks.runner.hubfile``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.factconsolidation.facts import Fact, parse_context
+from benchmarks.runner.hubfile import HubError, HubFile, hub_download
 from benchmarks.runner.types import InputError
 
 __all__ = [
@@ -27,7 +29,9 @@ __all__ = [
     "DATA_ORIGIN",
     "DATA_SHA256",
     "HF_DATASET",
+    "HF_PARQUET",
     "HF_PATH",
+    "HF_REVISION",
     "HF_SPLIT",
     "HOPS",
     "LENGTHS",
@@ -37,6 +41,7 @@ __all__ = [
     "UnknownSource",
     "load",
     "normalize_source",
+    "rows_from_hub",
 ]
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "memoryagentbench"
@@ -49,6 +54,16 @@ DATA_GZ_SHA256 = "c8de720405d1733d9b2c66c11e0f5b7a05d737f54d439139e8786d31525428
 HF_DATASET = "ai-hyz/MemoryAgentBench"
 HF_SPLIT = "Conflict_Resolution"
 HF_PATH = "hf"  # the `path` value that asks for the hub
+# The commit and the parquet's size and sha256 that third-party harnesses record for the split
+# (docs/notes/data-sources.md); the path is the one they download (not checked against the hub).
+HF_REVISION = "7ea066982b140a19337e17e60d45d4076e042faf"
+HF_PARQUET = HubFile(
+    HF_DATASET,
+    HF_REVISION,
+    f"data/{HF_SPLIT}-00000-of-00001.parquet",
+    "24d5c3f09ce0ce15625cb9f8a98f44f0d864ca6c94d7b4ad04eb697ca3a5ff45",
+    1_491_588,
+)
 
 SOURCE_PREFIX = "factconsolidation_"
 LENGTHS = ("6k", "32k", "64k", "262k")
@@ -86,7 +101,7 @@ class SourceData:
     questions: tuple[str, ...]
     answers: tuple[tuple[str, ...], ...]
     question_ids: tuple[str, ...]
-    origin: str  # the file read, or "hf:ai-hyz/MemoryAgentBench:Conflict_Resolution"
+    origin: str  # the file read, or "hf:ai-hyz/MemoryAgentBench@<commit>:Conflict_Resolution"
     sha256: str  # of the JSON bytes (decompressed), or of the canonical JSON of the hub rows
 
     @property
@@ -121,30 +136,48 @@ def _rows_from_file(path: str, mtime_ns: int, size: int) -> tuple[tuple[dict[str
     return tuple(rows), hashlib.sha256(data).hexdigest()
 
 
-def _rows_from_hub() -> tuple[tuple[dict[str, Any], ...], str]:
-    """The official split from the Hugging Face hub (needs `datasets` and a reachable hub)."""
+def _parquet_rows_reader() -> Any:
+    """A function reading a parquet file into a list of plain rows: pyarrow's where it is
+    installed, else the `datasets` package's; a HubError naming both when neither is."""
     try:
-        from datasets import load_dataset  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise RuntimeError(
-            "path='hf' needs the Hugging Face `datasets` package: pip install datasets"
-        ) from exc
+        import pyarrow.parquet as pq  # type: ignore[import-not-found,import-untyped]
+    except ImportError:
+        pass
+    else:
+        return lambda path: pq.read_table(path).to_pylist()
     try:
-        split = load_dataset(HF_DATASET, split=HF_SPLIT, revision="main")
-    except Exception as exc:  # any hub or network failure: say what was asked for
-        raise RuntimeError(
-            f"could not load {HF_DATASET} split {HF_SPLIT} from the hub ({exc}); "
-            f"omit path to use the copy shipped in {DATA_FILE}"
-        ) from exc
-    rows = tuple(dict(row) for row in split)
+        from datasets import Dataset  # type: ignore[import-not-found]
+    except ImportError:
+        raise HubError(
+            f"path='hf' reads the hub's parquet ({HF_PARQUET.filename}), which needs pyarrow "
+            "(pip install pyarrow) or the Hugging Face datasets package (pip install datasets); "
+            f"omit path to use the copy shipped in {DATA_ORIGIN}"
+        ) from None
+    return lambda path: [dict(row) for row in Dataset.from_parquet(str(path))]
+
+
+def rows_from_hub(
+    pin: HubFile = HF_PARQUET, *, cache_dir: str | Path | None = None
+) -> tuple[tuple[dict[str, Any], ...], str]:
+    """The official split from the hub: the pinned parquet, fetched by ``hf_hub_download`` at
+    the pinned commit and checked by sha256 (``hub_download``), read into rows. The sha256
+    returned is of the rows' canonical JSON, so it does not depend on the parquet reader."""
+    read = _parquet_rows_reader()  # before any download: say what is missing first
+    path = hub_download(
+        pin, hint=f"omit path to use the copy shipped in {DATA_ORIGIN}", cache_dir=cache_dir
+    )
+    try:
+        rows = tuple(dict(row) for row in read(path))
+    except Exception as exc:  # a parquet the reader cannot read, despite its hash
+        raise DataFileError(f"{path}: not a readable parquet of {pin.label} ({exc})") from None
     canonical = json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()
     return rows, hashlib.sha256(canonical).hexdigest()
 
 
 def _rows(path: str | Path | None) -> tuple[tuple[dict[str, Any], ...], str, str]:
     if path == HF_PATH:
-        rows, sha = _rows_from_hub()
-        return rows, sha, f"hf:{HF_DATASET}:{HF_SPLIT}"
+        rows, sha = rows_from_hub()
+        return rows, sha, f"hf:{HF_DATASET}@{HF_REVISION}:{HF_SPLIT}"
     file = Path(path) if path is not None else DATA_FILE
     stat = file.stat()
     rows, sha = _rows_from_file(str(file.resolve()), stat.st_mtime_ns, stat.st_size)
@@ -157,7 +190,8 @@ def load(source: str, path: str | Path | None = None) -> SourceData:
     """Load and parse one source.
 
     ``path``: None for the shipped gzip, a local JSON (or gzipped JSON) file in the official
-    row format, or ``"hf"`` for the official hub dataset (only when asked; needs a network).
+    row format, or ``"hf"`` for the official hub parquet at the pinned commit (only when asked;
+    needs huggingface_hub and pyarrow or datasets, and a hub or a hub cache that holds it).
     Raises ``UnknownSource`` for a bad name and ``UnparsedFact`` listing every unparsed line.
     """
     short = normalize_source(source)

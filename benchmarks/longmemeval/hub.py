@@ -2,19 +2,22 @@
 
 The haystack files are not shipped (S is 277 MB) and no hub is reachable from most machines
 that run this harness, so every failure says which URL to put where. ``path="hf"`` (see
-``load``) downloads a pinned file when a hub is reachable; ``python -m benchmarks.longmemeval
-fetch`` downloads it, or checks (or, with no pin known, records) the hash of a file that is there.
+``load``) and ``python -m benchmarks.longmemeval fetch`` get a variant's file with
+``huggingface_hub.hf_hub_download(revision=<commit>)`` into the hub cache
+(``benchmarks.runner.hubfile``: size and sha256 checked against the pin, a bad file deleted),
+then link it to ``$PMEM_DATA_DIR/longmemeval/<file>``. A file already there is checked, not
+downloaded; ``fetch`` records the hash of one with no pin known.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import urllib.request
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.runner.types import InputError
+from benchmarks.runner.hubfile import HubError, HubFile, hub_download, hub_offline, mismatch
+from benchmarks.runner.hubfile import sha256_file as sha256_file
 
 __all__ = [
     "HF_CLEANED",
@@ -52,10 +55,13 @@ class Variant:
     size: int | None
 
     @property
+    def pin(self) -> HubFile:
+        """The file as ``hub_download`` fetches and checks it."""
+        return HubFile(self.repo, self.revision, self.filename, self.sha256, self.size)
+
+    @property
     def url(self) -> str:
-        return (
-            f"https://huggingface.co/datasets/{self.repo}/resolve/{self.revision}/{self.filename}"
-        )
+        return self.pin.url()
 
     @property
     def local_name(self) -> str:
@@ -86,16 +92,8 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
-class DownloadError(InputError, RuntimeError):
-    """The official file could not be downloaded; the message says what to put where."""
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+# A hub failure of any benchmark is a DownloadError here: one class to catch, one line to print.
+DownloadError = HubError
 
 
 def variant_named(name: str) -> Variant:
@@ -115,56 +113,56 @@ def fetch_hint(variant: str) -> str:
     return f"download {v.url} to {default_dest() / v.local_name}, or pass a local path"
 
 
-def hub_offline() -> bool:
-    """Whether the environment forbids the hub (HF_HUB_OFFLINE=1 or HF_DATASETS_OFFLINE=1)."""
-    return any(os.environ.get(k) == "1" for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-
-
-def download(variant: Variant, dest: Path, *, timeout_s: float = 60.0) -> Path:
-    """The variant's file in ``dest``: already there (hash checked when pinned) or downloaded
-    from its pinned URL. Raises DownloadError saying what to put where when it cannot."""
+def download(
+    variant: Variant,
+    dest: Path,
+    *,
+    timeout_s: float = 60.0,
+    cache_dir: str | Path | None = None,
+    offline: bool | None = None,
+) -> Path:
+    """The variant's file in ``dest``: already there (hash checked when pinned), or fetched by
+    ``hf_hub_download`` at the pinned revision into the hub cache (``cache_dir``, default the
+    usual one), checked, and linked (or copied) into ``dest``. ``offline`` (default:
+    HF_HUB_OFFLINE) consults the hub cache only. Raises DownloadError, one line saying what to
+    put where."""
     target = dest / variant.local_name
     if target.exists():
         check_hash(variant, target)
         return target
-    instructions = (
-        f"put the official file there by hand: download\n  {variant.url}\nand save it as\n"
-        f"  {target}"
+    hint = f"save that file as {target} by hand, or pass a local path"
+    cached = hub_download(
+        variant.pin, hint=hint, cache_dir=cache_dir, offline=offline, etag_timeout=timeout_s
     )
-    if hub_offline():
-        raise DownloadError(f"offline (HF_HUB_OFFLINE=1); {instructions}")
-    dest.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".part")
-    request = urllib.request.Request(variant.url, headers={"User-Agent": "pmem-bench"})
-    try:
-        with (
-            urllib.request.urlopen(request, timeout=timeout_s) as response,
-            partial.open("wb") as out,
-        ):
-            while block := response.read(1 << 20):
-                out.write(block)
-    except Exception as exc:  # any network, DNS, HTTP or guard failure: say what to do
-        partial.unlink(missing_ok=True)
-        raise DownloadError(f"could not download {variant.url} ({exc}); {instructions}") from exc
-    partial.replace(target)
-    check_hash(variant, target)
+    _place(cached, target)
     return target
+
+
+def _place(cached: Path, target: Path) -> None:
+    """Put the checked cache file at ``target``: a hard link (no second copy of 277 MB) where
+    the file system allows one, a copy otherwise; atomically, so no half file is left there."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    partial.unlink(missing_ok=True)
+    try:
+        os.link(cached.resolve(), partial)
+    except OSError:
+        shutil.copyfile(cached, partial)
+    partial.replace(target)
 
 
 def check_hash(variant: Variant, file: Path) -> str:
     """The file's sha256; raises DownloadError when a pinned hash is known and differs."""
     sha = sha256_file(file)
     if variant.sha256 is not None and sha != variant.sha256:
-        raise DownloadError(
-            f"{file}: sha256 {sha} is not the pinned {variant.sha256} of {variant.repo} @ "
-            f"{variant.revision}: {variant.filename}; it is another revision or a damaged copy"
-        )
+        raise DownloadError(mismatch(variant.pin, file) or f"{file}: not the pinned file")
     return sha
 
 
 def fetch(variant: str, dest: Path, *, offline: bool = False) -> tuple[int, str]:
     """What ``fetch`` does: (exit code, report). Verifies or records the hash of a file that is
-    there; downloads one that is not, unless offline; says what to put where otherwise."""
+    there; downloads one that is not (offline: takes it from the hub cache if it is there); says
+    what to put where otherwise."""
     v = variant_named(variant)
     target = dest / v.local_name
     lines = [
@@ -175,15 +173,13 @@ def fetch(variant: str, dest: Path, *, offline: bool = False) -> tuple[int, str]
         f"pinned:   {v.sha256 or 'none known (the hash is recorded, not checked)'}",
     ]
     if not target.exists():
-        if offline:
-            lines += ["status:   missing; not downloading (--offline)", _put_there(v, target)]
-            return 1, "\n".join(lines)
         try:
-            download(v, dest)
+            download(v, dest, offline=offline or None)  # False: HF_HUB_OFFLINE still holds
         except DownloadError as exc:
-            lines += [f"status:   cannot download: {exc}"]
+            status = "missing; not downloading (offline)" if offline else "cannot download"
+            lines += [f"status:   {status}: {exc}", _put_there(v, target)]
             return 1, "\n".join(lines)
-        lines.append("status:   downloaded")
+        lines.append("status:   from the hub cache" if offline else "status:   downloaded")
     sha = sha256_file(target)
     lines.append(f"sha256:   {sha}")
     if v.sha256 is None:
@@ -200,6 +196,6 @@ def fetch(variant: str, dest: Path, *, offline: bool = False) -> tuple[int, str]
 
 def _put_there(v: Variant, target: Path) -> str:
     return (
-        f"to get it: download\n  {v.url}\nand save it as\n  {target}\n"
-        f"(for example: curl -L -o {target} '{v.url}'), then run fetch again to check it."
+        f"to get it:  curl -L -o {target} '{v.url}'  (or hf_hub_download at that revision), "
+        "then run fetch again to check it"
     )
