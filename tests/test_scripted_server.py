@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2 as httpx  # the HTTP library the openai SDK (3.x) brings
 import pytest
 
 from benchmarks.models.scripted import ScriptedServer

@@ -3,7 +3,7 @@ metered; the servers the harness starts (a scripted one here, the `local` profil
 `benchmarks.models.local`).
 
 Names load lazily, so `python -m benchmarks.models.scripted` and other server processes start
-without importing httpx and numpy. `_WHERE` says which module each name lives in
+without importing the openai SDK and numpy. `_WHERE` says which module each name lives in
 (`benchmarks.models.client` re-exports the clients' names from `endpoint`, `base`, `chat` and
 `embed`).
 """

@@ -1,17 +1,31 @@
-"""The request machinery every model client shares: pooled connections, retries, errors, metering.
+"""The request machinery every model client shares: the openai SDK transport, retries, metering.
 
 `ModelClient` is the extension point: `ChatModel` and `Embedder` build on it, and so can code
 that talks to another endpoint of an OpenAI-compatible server and wants the same guarantees
 (the peer gateway forwards whole request bodies through it). A subclass gets
-- `request()`: one JSON request through the shared pool and semaphore, transient failures
+- `request()`: one JSON request through the shared client and semaphore, transient failures
   (429 with its Retry-After, 5xx, timeouts, resets, malformed bodies) retried with backoff and
   jitter, configuration errors raised at once as `ModelConfigError` naming the model and URL;
 - `meter_call()`: a successful answer's calls, tokens and latency booked in the role's meter;
 - `probe()` and `aclose()`.
 
-Connections: one `httpx.AsyncClient` and one semaphore per (event loop, base URL), created on
-first use, so every role talking to one server shares its concurrency limit and its pooled
-keep-alive connections. `aclose_clients()` (or `run_sync`) closes them.
+Transport: the official `openai.AsyncOpenAI` client (its connection pool, timeouts, headers and
+typed errors), one per (event loop, base URL), created on first use, so every role talking to
+one server shares its pooled keep-alive connections and its concurrency limit. Requests go
+through the SDK's documented raw form (`client.post(path, cast_to=httpx.Response, body=...)`):
+the body is exactly ours (it is the cache key) and the reply is the server's JSON as sent, which
+the response cache stores. `aclose_clients()` (or `run_sync`) closes them.
+
+The SDK's HTTP layer is aiohttp where installed (`openai[aiohttp]`, in the `harness` extra), else
+httpx. The reason is measured, not taste: httpx's connection pool rescans every connection for
+every request on each state change, so its CPU per call grows with the number in flight (10 ms
+a call at 256 in flight against 2.6 ms with aiohttp; `scripts/bench_harness.py`, docs/models.md).
+
+Retries are ours, not the SDK's (`max_retries=0` there): the harness needs each retry counted by
+reason in the run's meter, a backoff the endpoint configures, a quick failure when a server has
+never answered (a wrong port is a configuration error, not a transient one), and retries of a
+200 whose body is malformed — none of which the SDK's built-in loop exposes. The decisions are
+`benchmarks.models.endpoint`'s; the classification of the SDK's errors is `failure_reason`.
 """
 
 from __future__ import annotations
@@ -26,7 +40,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
+import openai
 
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.endpoint import (
@@ -44,26 +59,64 @@ from benchmarks.models.endpoint import (
 )
 from benchmarks.models.usage import RoleUsage, UsageMeter
 
-__all__ = ["MalformedResponse", "ModelClient", "aclose_clients", "run_sync"]
+try:  # the SDK's aiohttp transport (openai[aiohttp]); without it the SDK uses httpx
+    import aiohttp
+except ImportError:  # pragma: no cover - the harness extra installs it
+    aiohttp = None  # type: ignore[assignment]
+
+# aiohttp's errors for a URL it cannot use (a non-HTTP scheme, no host); older releases lack some
+_AIOHTTP_BAD_URL: tuple[type[BaseException], ...] = (
+    tuple(
+        getattr(aiohttp.client_exceptions, name)
+        for name in ("InvalidURL", "InvalidUrlClientError", "NonHttpUrlClientError")
+        if hasattr(aiohttp.client_exceptions, name)
+    )
+    if aiohttp is not None
+    else ()
+)
+
+__all__ = ["MalformedResponse", "ModelClient", "aclose_clients", "failure_reason", "run_sync"]
 
 T = TypeVar("T")
+# The SDK needs a key; OpenAI-compatible servers started without one ignore it (vLLM's convention).
+NO_KEY = "EMPTY"
 
 
 # ---- connection pools ------------------------------------------------------------------------
 
 
+def transport_name() -> str:
+    """Which HTTP layer the SDK uses here: "aiohttp" (preferred) or "httpx"."""
+    return "aiohttp" if aiohttp is not None else "httpx"
+
+
+def _sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    size = endpoint.concurrency + 4  # headroom for probes, which skip the semaphore
+    http_options: dict[str, Any] = {
+        "limits": httpx2.Limits(max_connections=size, max_keepalive_connections=size),
+        "timeout": httpx2.Timeout(endpoint.timeout_s, connect=endpoint.connect_timeout_s),
+        "trust_env": not _is_loopback(endpoint.base_url),
+    }
+    if aiohttp is not None:
+        http: httpx2.AsyncClient = openai.DefaultAioHttpClient(**http_options)
+    else:  # pragma: no cover - the harness extra installs aiohttp
+        http = openai.DefaultAsyncHttpxClient(**http_options)
+    return openai.AsyncOpenAI(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key or NO_KEY,
+        max_retries=0,  # ours (see the module docstring)
+        timeout=http_options["timeout"],
+        http_client=http,
+    )
+
+
 class _Pool:
-    """The shared client, semaphore and reachability of one base URL in one event loop."""
+    """The shared SDK client, semaphore and reachability of one base URL in one event loop."""
 
     __slots__ = ("client", "reached", "semaphore")
 
     def __init__(self, endpoint: Endpoint) -> None:
-        size = endpoint.concurrency + 4  # headroom for probes, which skip the semaphore
-        self.client = httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-            timeout=httpx.Timeout(endpoint.timeout_s, connect=endpoint.connect_timeout_s),
-            trust_env=not _is_loopback(endpoint.base_url),
-        )
+        self.client = _sdk_client(endpoint)
         self.semaphore = asyncio.Semaphore(endpoint.concurrency)
         self.reached = False
 
@@ -71,23 +124,41 @@ class _Pool:
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Pool]] = (
     weakref.WeakKeyDictionary()
 )
+# Per loop, a suspended async generator whose `finally` closes that loop's pools: asyncio.run()
+# finalises every live async generator before it closes the loop, so pools opened under a bare
+# asyncio.run() (not run_sync) are closed too, instead of aiohttp warning "Unclosed client
+# session" when they are collected.
+_CLOSERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+async def _close_at_shutdown(pools: dict[str, _Pool]) -> Any:
+    try:
+        yield
+    finally:
+        await _close_pools(pools)
+
+
+async def _close_pools(pools: dict[str, _Pool]) -> None:
+    while pools:
+        _, pool = pools.popitem()
+        await pool.client.close()
 
 
 def _pool_for(endpoint: Endpoint, loop: asyncio.AbstractEventLoop) -> _Pool:
     pools = _POOLS.get(loop)
     if pools is None:
         pools = _POOLS[loop] = {}
+        closer = _CLOSERS[loop] = _close_at_shutdown(pools)
+        loop.create_task(closer.__anext__())  # start it: the loop now finalises it at shutdown
     pool = pools.get(endpoint.base_url)
-    if pool is None or pool.client.is_closed:
+    if pool is None or pool.client.is_closed():
         pool = pools[endpoint.base_url] = _Pool(endpoint)
     return pool
 
 
 async def aclose_clients() -> None:
     """Close the pooled HTTP clients of the running event loop."""
-    pools = _POOLS.pop(asyncio.get_running_loop(), {})
-    for pool in pools.values():
-        await pool.client.aclose()
+    await _close_pools(_POOLS.pop(asyncio.get_running_loop(), {}))
 
 
 def run_sync(coro: Awaitable[T]) -> T:
@@ -112,6 +183,65 @@ def _is_loopback(url: str) -> bool:
         return False
 
 
+# ---- what went wrong -------------------------------------------------------------------------
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and its causes, innermost first (the SDK wraps the transport's error, which the
+    aiohttp adapter has already mapped once, coarsely: the original says most)."""
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return seen[::-1]
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What a transport failure was: "connect_timeout", "timeout", "connect" (refused, no route,
+    unknown host), "bad_url", or "connection" (reset, closed early, protocol garbage).
+
+    The HTTP libraries' own errors decide, innermost first; the standard library's (which they
+    wrap) only when no library error is in the chain."""
+    chain = _chain(exc)
+    for err in chain:
+        reason = _library_reason(err)
+        if reason is not None:
+            return reason
+    for err in chain:
+        if isinstance(err, TimeoutError):
+            return "timeout"
+        if isinstance(err, ConnectionRefusedError):
+            return "connect"
+    return "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
+
+
+def _library_reason(err: BaseException) -> str | None:
+    if aiohttp is not None and isinstance(err, aiohttp.ClientError):
+        if isinstance(err, aiohttp.ConnectionTimeoutError):
+            return "connect_timeout"
+        if isinstance(err, aiohttp.ServerTimeoutError):
+            return "timeout"
+        if isinstance(err, _AIOHTTP_BAD_URL):
+            return "bad_url"
+        if isinstance(err, aiohttp.ClientConnectorError):
+            return "connect"
+        return "connection"
+    if isinstance(err, httpx2.TransportError):
+        if isinstance(err, httpx2.ConnectTimeout):
+            return "connect_timeout"
+        if isinstance(err, httpx2.TimeoutException):
+            return "timeout"
+        if isinstance(err, httpx2.UnsupportedProtocol):
+            return "bad_url"
+        if isinstance(err, httpx2.ConnectError):
+            return "connect"
+        return "connection"
+    if isinstance(err, httpx2.InvalidURL):
+        return "bad_url"
+    return None
+
+
 def _unavailable(
     url: str,
     model: str,
@@ -123,8 +253,9 @@ def _unavailable(
 ) -> str:
     """Why a call gave up, naming the URL; a server that never answered gets a hint."""
     detail = reason
-    if exc is not None and str(exc):
-        detail += f" ({type(exc).__name__}: {exc})"
+    cause = _chain(exc)[0] if exc is not None else None
+    if cause is not None and str(cause):
+        detail += f" ({type(cause).__name__}: {cause})"
     if reason.startswith("connect") and not pool.reached:
         return (
             f"cannot reach {url} for model {model!r} (role {role}): {detail}, "
@@ -136,7 +267,7 @@ def _unavailable(
     )
 
 
-def _server_message(resp: httpx.Response) -> str:
+def _server_message(resp: httpx2.Response) -> str:
     """The error text a server sent (OpenAI, vLLM and llama.cpp shapes), kept short."""
     try:
         data = resp.json()
@@ -177,16 +308,12 @@ class ModelClient:
         self.cache = cache if cache is not None else ResponseCache(None)
         self.meter = meter if meter is not None else UsageMeter()
         self.usage: RoleUsage = self.meter.role(role)
-        self._headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            self._headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        self._timeout = httpx.Timeout(endpoint.timeout_s, connect=endpoint.connect_timeout_s)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pool: _Pool | None = None
 
     def _get_pool(self) -> _Pool:
         loop = asyncio.get_running_loop()
-        if loop is not self._loop or self._pool is None or self._pool.client.is_closed:
+        if loop is not self._loop or self._pool is None or self._pool.client.is_closed():
             self._loop, self._pool = loop, _pool_for(self.endpoint, loop)
         return self._pool
 
@@ -197,7 +324,7 @@ class ModelClient:
         pool = pools.pop(self.endpoint.base_url, None)
         self._pool = None
         if pool is not None:
-            await pool.client.aclose()
+            await pool.client.close()
 
     async def request(
         self,
@@ -207,23 +334,23 @@ class ModelClient:
         validate: Callable[[Any], None],
         *,
         max_retries: int | None = None,
-        timeout: httpx.Timeout | None = None,
+        timeout: float | None = None,
         limited: bool = True,
         expected: frozenset[int] = frozenset(),
     ) -> tuple[Any, float]:
         """(JSON body, latency of the successful attempt), retrying what is transient.
 
-        `validate` checks a 2xx body (raising `MalformedResponse`, ValueError, KeyError,
-        IndexError or TypeError if it is not what the endpoint promises: then it is retried).
-        `limited=False` skips the server's semaphore (probes, token counts). A status in
-        `expected` raises a plain `ModelConfigError` that is not counted as an error: the
-        caller handles it (a server without /tokenize).
+        `url` is absolute (the SDK client's base URL is this endpoint's). `validate` checks a
+        2xx body (raising `MalformedResponse`, ValueError, KeyError, IndexError or TypeError if
+        it is not what the endpoint promises: then it is retried). `timeout` (seconds) replaces
+        the endpoint's for this request. `limited=False` skips the server's semaphore (probes,
+        token counts). A status in `expected` raises a plain `ModelConfigError` that is not
+        counted as an error: the caller handles it (a server without /tokenize).
         """
         ep = self.endpoint
         pool = self._get_pool()
-        content = None if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
         retries = ep.max_retries if max_retries is None else max_retries
-        limit = timeout or self._timeout
+        options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
         attempt = 0
         while True:
             wait: float | None = None
@@ -232,41 +359,12 @@ class ModelClient:
             try:
                 async with pool.semaphore if limited else contextlib.nullcontext():
                     started = time.perf_counter()
-                    resp = await pool.client.request(
-                        method, url, content=content, headers=self._headers, timeout=limit
-                    )
+                    resp = await self._send(pool.client, method, url, body, options)
                 latency = time.perf_counter() - started
-            except httpx.ConnectTimeout as exc:
-                reason, last_exc = "connect_timeout", exc
-                if not pool.reached:  # nothing answers there: waiting again will not help
-                    retries = min(retries, attempt)
-            except httpx.TimeoutException:
-                reason = "timeout"
-            except httpx.UnsupportedProtocol as exc:
-                raise ModelConfigError(f"bad base URL {ep.base_url!r}: {exc}") from exc
-            except httpx.ConnectError as exc:
-                reason = "connect"
-                if not pool.reached:
-                    retries = min(retries, UNREACHED_RETRIES)
-                    wait = UNREACHED_BACKOFF_S
-                last_exc = exc
-            except httpx.TransportError as exc:  # reset, closed early, protocol garbage
-                reason = "connection"
-                last_exc = exc
-            except httpx.InvalidURL as exc:
-                raise ModelConfigError(f"bad base URL {ep.base_url!r}: {exc}") from exc
-            else:
+            except openai.APIStatusError as exc:
                 pool.reached = True
-                status = resp.status_code
-                if 200 <= status < 300:
-                    try:
-                        data = json.loads(resp.content)
-                        validate(data)
-                    except (ValueError, KeyError, IndexError, TypeError, MalformedResponse):
-                        reason = "malformed"
-                    else:
-                        return data, latency
-                elif status in RETRY_STATUSES or status >= 500:
+                resp, status = exc.response, exc.status_code
+                if status in RETRY_STATUSES or status >= 500:
                     reason = f"http_{status}"
                     said = _server_message(resp)
                     if status == 429:
@@ -274,10 +372,28 @@ class ModelClient:
                         if hinted is not None:
                             wait = min(hinted, max(ep.backoff_max_s, RETRY_AFTER_CAP_S))
                 elif status in expected:
-                    raise ModelConfigError(f"HTTP {status} from {url}", status=status)
+                    raise ModelConfigError(f"HTTP {status} from {url}", status=status) from None
                 else:
                     self.usage.errors += 1
-                    raise await self._status_error(resp, url)
+                    raise await self._status_error(resp, url) from None
+            except (openai.APIConnectionError, httpx2.TransportError) as exc:
+                reason, last_exc = failure_reason(exc), exc
+                if reason == "bad_url":
+                    raise ModelConfigError(f"bad base URL {ep.base_url!r}: {exc}") from exc
+                if reason == "connect_timeout" and not pool.reached:
+                    retries = min(retries, attempt)  # nothing answers there: waiting won't help
+                elif reason == "connect" and not pool.reached:
+                    retries = min(retries, UNREACHED_RETRIES)
+                    wait = UNREACHED_BACKOFF_S
+            else:
+                pool.reached = True
+                try:
+                    data = json.loads(resp.content)
+                    validate(data)
+                except (ValueError, KeyError, IndexError, TypeError, MalformedResponse):
+                    reason = "malformed"
+                else:
+                    return data, latency
             if attempt >= retries:
                 self.usage.errors += 1
                 raise ModelUnavailableError(
@@ -290,7 +406,16 @@ class ModelClient:
             await asyncio.sleep(wait)
             attempt += 1
 
-    async def _status_error(self, resp: httpx.Response, url: str) -> ModelError:
+    @staticmethod
+    async def _send(
+        client: openai.AsyncOpenAI, method: str, url: str, body: Any, options: Any
+    ) -> httpx2.Response:
+        """One attempt through the SDK's raw request form: the reply is the server's, unparsed."""
+        if method == "GET":
+            return await client.get(url, cast_to=httpx2.Response, options=options)
+        return await client.post(url, cast_to=httpx2.Response, body=body, options=options)
+
+    async def _status_error(self, resp: httpx2.Response, url: str) -> ModelError:
         ep, status = self.endpoint, resp.status_code
         said = _server_message(resp)
         if status not in CONFIG_STATUSES:
@@ -313,8 +438,8 @@ class ModelClient:
         try:
             resp = await self._get_pool().client.get(
                 f"{self.endpoint.base_url}/models",
-                headers=self._headers,
-                timeout=self.endpoint.connect_timeout_s,
+                cast_to=httpx2.Response,
+                options={"timeout": self.endpoint.connect_timeout_s},
             )
             return [m["id"] for m in resp.json()["data"]]
         except Exception:
@@ -326,14 +451,13 @@ class ModelClient:
         Returns {"base_url", "model", "served", "raw"}.
         """
         ep = self.endpoint
-        timeout = httpx.Timeout(ep.connect_timeout_s)
         data, _ = await self.request(
             "GET",
             f"{ep.base_url}/models",
             None,
             _valid_models,
             max_retries=min(2, ep.max_retries),
-            timeout=timeout,
+            timeout=ep.connect_timeout_s,
             limited=False,
         )
         served = [m["id"] for m in data["data"]]

@@ -12,9 +12,10 @@ This module is the clients' one public address; the parts live beside it:
 (the shared request machinery, `ModelClient`, the base to extend), `benchmarks.models.chat`
 (`ChatModel`) and `benchmarks.models.embed` (`Embedder`).
 
-Connections: one `httpx.AsyncClient` and one semaphore per (event loop, base URL), created on
-first use, so every role talking to one server shares its concurrency limit and its pooled
-keep-alive connections. `aclose_clients()` (or `run_sync`) closes them.
+Connections: one `openai.AsyncOpenAI` client (the official SDK, on its aiohttp transport) and
+one semaphore per (event loop, base URL), created on first use, so every role talking to one
+server shares its concurrency limit and its pooled keep-alive connections. `aclose_clients()`
+(or `run_sync`) closes them. docs/models.md has the design and the measured overhead.
 """
 
 from __future__ import annotations

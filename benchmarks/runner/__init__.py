@@ -13,7 +13,7 @@ import importlib.util
 import sys
 
 #: import names of the harness extra's packages that `pmem-bench` needs to start
-NEEDS = ("hydra", "omegaconf", "httpx", "numpy", "pandas", "tqdm")
+NEEDS = ("hydra", "omegaconf", "openai", "numpy", "pandas", "tqdm")
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ ENDPOINT_FIELDS = (
 OPERATIONAL_KEYS = frozenset({"base_url", "api_key", "server", "batch_size", *ENDPOINT_FIELDS})
 log = logging.getLogger("pmem.bench")
 
-PACKAGES = ("pmem", "httpx", "hydra-core", "omegaconf", "numpy", "tqdm")
+PACKAGES = ("pmem", "openai", "aiohttp", "hydra-core", "omegaconf", "numpy", "tqdm")
 
 # A run's identity must not move when code does. Run folders were first named while these
 # components lived elsewhere (before the layout of docs/architecture.md); their targets are hashed

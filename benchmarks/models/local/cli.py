@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import IO
 
-import httpx
+import openai
 
 from benchmarks.models.local import LocalModelError, LocalProfile, missing_local_requirements
 from benchmarks.models.server import ServerStartError
@@ -22,33 +22,28 @@ __all__ = ["main"]
 
 
 def _smoke_check(profile: LocalProfile, out: IO[str]) -> bool:
-    """One chat answer and one embedding through the real servers: what `--check` proves."""
+    """One chat answer and one embedding through the real servers, with the official openai
+    client a user would point at them: what `--check` proves."""
     ok = True
-    with httpx.Client(timeout=120.0, trust_env=False) as client:
+    chat = openai.OpenAI(base_url=profile.chat_base_url, api_key="EMPTY", timeout=120.0)
+    embed = openai.OpenAI(base_url=profile.embed_base_url, api_key="EMPTY", timeout=120.0)
+    with chat, embed:
         t0 = time.perf_counter()
-        r = client.post(
-            profile.chat_base_url + "/chat/completions",
-            json={
-                "model": profile.chat_model,
-                "messages": [
-                    {"role": "user", "content": "What is the capital of France? One word."}
-                ],
-                "temperature": 0,
-                "max_tokens": 8,
-            },
+        reply = chat.chat.completions.create(
+            model=profile.chat_model,
+            messages=[{"role": "user", "content": "What is the capital of France? One word."}],
+            temperature=0,
+            max_tokens=8,
         )
-        r.raise_for_status()
-        answer = r.json()["choices"][0]["message"]["content"].strip()
+        answer = (reply.choices[0].message.content or "").strip()
         good = "paris" in answer.lower()
         ok &= good
         print(f"chat: {answer!r} in {time.perf_counter() - t0:.2f} s", file=out)
         t0 = time.perf_counter()
-        r = client.post(
-            profile.embed_base_url + "/embeddings",
-            json={"model": profile.embed_model, "input": ["hello world"]},
+        vectors = embed.embeddings.create(
+            model=profile.embed_model, input=["hello world"], encoding_format="float"
         )
-        r.raise_for_status()
-        dim = len(r.json()["data"][0]["embedding"])
+        dim = len(vectors.data[0].embedding)
         ok &= dim == profile.embedding_dim
         print(f"embedding: {dim} dimensions in {time.perf_counter() - t0:.2f} s", file=out)
     return ok
@@ -72,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-dir", default=None, help="where chat.log and embedder.log go")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request is noise here
+    logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request is noise here
 
     missing = missing_local_requirements()
     if missing:
