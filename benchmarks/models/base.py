@@ -78,6 +78,7 @@ _AIOHTTP_BAD_URL: tuple[type[BaseException], ...] = (
 __all__ = ["MalformedResponse", "ModelClient", "aclose_clients", "failure_reason", "run_sync"]
 
 T = TypeVar("T")
+_JSON_HEADERS = {"Content-Type": "application/json"}
 # The SDK needs a key; OpenAI-compatible servers started without one ignore it (vLLM's convention).
 NO_KEY = "EMPTY"
 
@@ -351,6 +352,8 @@ class ModelClient:
         pool = self._get_pool()
         retries = ep.max_retries if max_retries is None else max_retries
         options: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        if method != "GET":
+            body = json.dumps(body, ensure_ascii=False).encode("utf-8")
         attempt = 0
         while True:
             wait: float | None = None
@@ -413,7 +416,14 @@ class ModelClient:
         """One attempt through the SDK's raw request form: the reply is the server's, unparsed."""
         if method == "GET":
             return await client.get(url, cast_to=httpx2.Response, options=options)
-        return await client.post(url, cast_to=httpx2.Response, body=body, options=options)
+        # the body goes as JSON bytes, serialised once per call: as `body=` the SDK would
+        # deep-copy and re-serialise it on every attempt (measured: docs/models.md)
+        return await client.post(
+            url,
+            cast_to=httpx2.Response,
+            content=body,
+            options={**options, "headers": _JSON_HEADERS},
+        )
 
     async def _status_error(self, resp: httpx2.Response, url: str) -> ModelError:
         ep, status = self.endpoint, resp.status_code

@@ -113,7 +113,8 @@ class LlamaCppServer(LocalServer):
             "-m", str(self.model_path),
             "--host", LOOPBACK,
             "--port", str(port),
-            "-c", str(self.ctx),
+            # `ctx` is each request's window: llama-server splits -c across its slots
+            "-c", str(self.ctx * self.parallel),
             "-t", str(self.threads),
             "-np", str(self.parallel),
             "--alias", self._served_as,

@@ -1,0 +1,118 @@
+"""How many llama-server slots the local profile should use: replay recorded requests at 1, 2, 4.
+
+The local profile serves one 1.5B model on 2 cores. More slots (`-np N`, continuous batching)
+let several requests decode together, which helps where decoding dominates and costs nothing
+where prompt processing does (both cores are busy either way); whether the answers stay the same
+at temperature 0 is a question of the batched kernels' arithmetic. This replays real requests —
+the chat requests a run stored in its response cache (Table 6's by default), in the order they
+were first made, so prompt prefixes are shared as in the run — against a fresh llama-server per
+slot count, with as many requests in flight as slots, and prints wall time, speed-up and how
+many replies are byte-identical to the recorded ones (which were made with one slot).
+
+    python scripts/bench_local_slots.py [--cache runs/cache.sqlite] [--requests 120]
+                                        [--slots 1,2,4] [--ctx 4096]
+
+Needs the local profile (`make setup-local`) and a response cache with recorded requests
+(`make reproduce-table6` writes one); the cache is only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sqlite3
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.models.base import ModelClient, aclose_clients
+from benchmarks.models.endpoint import Endpoint
+from benchmarks.models.local import CHAT_MODEL_ALIAS, LlamaServer
+
+
+def recorded_requests(cache: Path, model: str, n: int) -> list[tuple[dict[str, Any], str]]:
+    """The first `n` chat (request body, reply text) pairs stored for `model`, oldest first."""
+    db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True)
+    rows = db.execute(
+        "SELECT request, response FROM responses WHERE kind = 'chat' AND model = ? "
+        "AND request IS NOT NULL ORDER BY created LIMIT ?",
+        (model, n),
+    ).fetchall()
+    db.close()
+    out = []
+    for request, response in rows:
+        body = json.loads(request)
+        text = json.loads(response)["choices"][0]["message"].get("content") or ""
+        out.append((body, text))
+    return out
+
+
+async def replay(
+    base_url: str, model: str, bodies: list[dict[str, Any]], slots: int
+) -> tuple[float, list[str]]:
+    """(wall seconds, reply texts) for every body, `slots` in flight."""
+    client = ModelClient(
+        Endpoint(base_url, model, concurrency=slots, timeout_s=600), "bench", None, None
+    )
+    url = f"{base_url}/chat/completions"
+
+    def valid(data: Any) -> None:
+        data["choices"][0]["message"]
+
+    started = time.perf_counter()
+    replies = await asyncio.gather(*(client.request("POST", url, b, valid) for b in bodies))
+    wall = time.perf_counter() - started
+    await aclose_clients()
+    return wall, [r[0]["choices"][0]["message"].get("content") or "" for r in replies]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cache", type=Path, default=Path("runs/cache.sqlite"))
+    ap.add_argument("--requests", type=int, default=120)
+    ap.add_argument("--slots", default="1,2,4", help="comma-separated slot counts")
+    ap.add_argument("--ctx", type=int, default=4096, help="context window per slot")
+    args = ap.parse_args(argv)
+    if not args.cache.is_file():
+        print(f"error: no response cache at {args.cache} (make reproduce-table6 writes one)")
+        return 2
+    pairs = recorded_requests(args.cache, CHAT_MODEL_ALIAS, args.requests)
+    if not pairs:
+        print(f"error: {args.cache} holds no chat requests for {CHAT_MODEL_ALIAS}")
+        return 2
+    bodies = [b for b, _ in pairs]
+    recorded = [t for _, t in pairs]
+    tokens = [b.get("max_tokens", 0) for b in bodies]
+    print(
+        f"{len(bodies)} recorded requests from {args.cache} "
+        f"(max_tokens median {statistics.median(tokens):g})"
+    )
+    rows, base_wall, first = [], None, None
+    for slots in [int(s) for s in args.slots.split(",")]:
+        server = LlamaServer(ctx=args.ctx, parallel=slots, extra_args=["--load-mode", "none"])
+        with server:
+            wall, replies = asyncio.run(replay(server.base_url, server.model, bodies, slots))
+        base_wall = base_wall or wall
+        first = first or replies
+        same_recorded = sum(a == b for a, b in zip(replies, recorded, strict=True))
+        same_first = sum(a == b for a, b in zip(replies, first, strict=True))
+        rows.append((slots, wall, base_wall / wall, same_recorded, same_first))
+        print(
+            f"slots {slots}: {wall:.1f} s, {len(bodies) / wall:.2f} requests/s, "
+            f"x{base_wall / wall:.2f}, identical to recorded {same_recorded}/{len(bodies)}, "
+            f"to the first setting {same_first}/{len(bodies)}",
+            flush=True,
+        )
+    print("\n| slots | wall (s) | speed-up | identical to recorded | identical to first |")
+    print("|---:|---:|---:|---:|---:|")
+    for slots, wall, speed, same_r, same_f in rows:
+        n = len(bodies)
+        print(f"| {slots} | {wall:.1f} | {speed:.2f} | {same_r}/{n} | {same_f}/{n} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
