@@ -343,17 +343,19 @@ def test_clopper_pearson_bounds_solve_the_tail_equations(
     kn: tuple[int, int], confidence: float
 ) -> None:
     # The exact interval's definition: P(X >= k | low) = alpha/2 and P(X <= k | high) = alpha/2.
+    # scipy finds the bounds by root-finding, so the tails hold to its tolerance (about 1e-9
+    # relative seen at k=94, n=95), not to machine precision: 1e-6 still catches a wrong method.
     k, n = kn
     half_alpha = (1 - confidence) / 2
     low, high = binomial_ci(k, n, confidence=confidence, method="clopper-pearson")
     if k == 0:
         assert low == 0.0
     else:
-        assert _upper_tail(k, n, low) == pytest.approx(half_alpha, rel=1e-9)
+        assert _upper_tail(k, n, low) == pytest.approx(half_alpha, rel=1e-6)
     if k == n:
         assert high == 1.0
     else:
-        assert 1 - _upper_tail(k + 1, n, high) == pytest.approx(half_alpha, rel=1e-9)
+        assert 1 - _upper_tail(k + 1, n, high) == pytest.approx(half_alpha, rel=1e-6)
 
 
 @pytest.mark.parametrize(
