@@ -81,6 +81,22 @@ pmem_start_vllm() {
 }
 
 pmem_stop_vllm() {
+  # SIGTERM, then up to PMEM_VLLM_STOP_TIMEOUT seconds (default 30) for the servers to drain and
+  # exit, then SIGKILL: a server stuck in shutdown must not hold the job (and its GPU) open.
+  local pid waited=0 alive
   for pid in "${PMEM_VLLM_PIDS[@]:-}"; do [[ -n $pid ]] && kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  while :; do
+    alive=()
+    for pid in "${PMEM_VLLM_PIDS[@]:-}"; do
+      [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && alive+=("$pid")
+    done
+    (( ${#alive[@]} == 0 )) && break
+    if (( waited >= ${PMEM_VLLM_STOP_TIMEOUT:-30} )); then
+      echo "vllm servers ${alive[*]} still running after ${waited}s: SIGKILL" >&2
+      kill -9 "${alive[@]}" 2>/dev/null || true
+      break
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  wait "${PMEM_VLLM_PIDS[@]:-}" 2>/dev/null || true
 }

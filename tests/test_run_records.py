@@ -242,6 +242,10 @@ def test_a_key_on_the_command_line_never_reaches_a_file(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     manifest = json.loads((run_dir(root) / "manifest.json").read_text())
     assert manifest["config"]["llm"]["api_key"] == "<redacted>"
+    # the CPU it ran on: a CPU-served model's greedy replies depend on its vector instructions
+    flags = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").exists() else []
+    assert manifest["machine"]["cores"] == os.cpu_count()
+    assert ("avx2" in manifest["machine"].get("cpu_flags", [])) == ("avx2" in flags)
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert written and not [p for p in written if secret.encode() in p.read_bytes()]
 

@@ -183,3 +183,25 @@ def test_the_submitit_launcher_activates_the_environment_in_the_job(tmp_path: Pa
     ]
     assert launcher["submitit_folder"] == f"{tmp_path}/runs/slurm/submitit/%j"
     assert launcher["gpus_per_node"] == 1 and launcher["max_num_timeout"] >= 1
+
+
+def test_stop_vllm_kills_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
+    """pmem_stop_vllm sends SIGTERM, waits PMEM_VLLM_STOP_TIMEOUT seconds, then SIGKILLs: a
+    server stuck in shutdown must not hold the job open. A well-behaved one exits at once."""
+    script = (
+        "source slurm/vllm_servers.sh; "
+        "bash -c 'trap \"\" TERM; while :; do sleep 0.1; done' & stuck=$!; "
+        "bash -c 'while :; do sleep 0.1; done' & polite=$!; "
+        "sleep 0.5; PMEM_VLLM_PIDS=($stuck $polite); start=$SECONDS; pmem_stop_vllm; "
+        "echo took=$((SECONDS - start)); "
+        "kill -0 $stuck 2>/dev/null && echo stuck-alive || echo stuck-gone; "
+        "kill -0 $polite 2>/dev/null && echo polite-alive || echo polite-gone"
+    )
+    env = job_env(tmp_path, PMEM_VLLM_STOP_TIMEOUT="2", PMEM_SERVE="")
+    out = subprocess.run(
+        ["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "stuck-gone" in out.stdout and "polite-gone" in out.stdout, out.stdout + out.stderr
+    assert "SIGKILL" in out.stderr
+    took = int(out.stdout.split("took=")[1].split()[0])
+    assert 2 <= took <= 10, out.stdout

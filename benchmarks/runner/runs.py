@@ -284,11 +284,45 @@ def manifest(
         "git": _git_state(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "machine": machine(),
         "packages": {p: _version(p) for p in PACKAGES},
         "dataset": dataset,
         "prompts": {name: sha256_text(text) for name, text in sorted(prompts.items())},
         "started_at": dt.datetime.now(dt.UTC).isoformat(),
     }
+
+
+# CPU features that change a CPU-served model's arithmetic: llama.cpp and vLLM's CPU build pick
+# kernels by them, and greedy replies on an AVX2-only machine differ from an AVX-512 one's
+# (docs/models.md), so a local run's answers are reproducible only on a like machine.
+CPU_FLAGS = (
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx512_bf16",
+    "amx_tile",
+)
+
+
+def machine() -> dict[str, Any]:
+    """The CPU a run was made on: its model name, core count and the vector flags it has."""
+    info: dict[str, Any] = {"cpu": platform.processor() or None, "cores": os.cpu_count()}
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return info
+    fields = dict(
+        line.split(":", 1) for line in text.split("\n\n", 1)[0].splitlines() if ":" in line
+    )
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    info["cpu"] = fields.get("model name") or info["cpu"]
+    flags = set(fields.get("flags", "").split())
+    info["cpu_flags"] = [f for f in CPU_FLAGS if f in flags]
+    return info
 
 
 def _version(package: str) -> str | None:
