@@ -189,14 +189,18 @@ reproduce-table6: $(PROFILE_SETUP)
 	  arm=$(call commas,$(TABLE6_ARMS))
 	$(TABLE) table6
 
-# The rewrite step (a model, through the cache) writes the kept two-step rewrites, then each arm
-# reads the same variant cases.
+# The rewrite step (a model, through the cache) writes the kept two-step rewrites and their
+# yield (<file>.summary.json), then each arm reads the same variant cases. The rewriter is the
+# writer profile (vllm: the 35B; local: the same 1.5B as the reader), the verifier the reader.
 # (DRY_RUN=1 skips the rewrite step: the sweep then composes on the rewrites already written.)
 REWRITES := results/alfworld/single_revision_$(PROFILE).jsonl
 REWRITE := $(if $(DRY_RUN),@echo "dry run: no rewrite step:",$(BIN)/python)
+REWRITE_WRITER_local := local
+REWRITE_WRITER_vllm := vllm35b
+REWRITE_WRITER_scripted := none
 reproduce-table6-single: $(PROFILE_SETUP)
-	$(REWRITE) scripts/rewrite_single_revision.py --llm $(PROFILE) --cases $(CASES) \
-	  --out $(REWRITES)
+	$(REWRITE) scripts/rewrite_single_revision.py --llm $(PROFILE) \
+	  --writer $(REWRITE_WRITER_$(PROFILE)) --cases $(CASES) --out $(REWRITES)
 	$(SWEEP) experiment=table6_single benchmark.cases=$(CASES) \
 	  benchmark.rewrites=$(abspath $(REWRITES)) arm=pmem_commit,raw_topk,raw_recon
 	$(TABLE) table6_single

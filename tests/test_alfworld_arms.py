@@ -422,7 +422,7 @@ def test_the_fingerprint_names_the_source_and_hashes_the_cases() -> None:
     b = AlfworldRevision(probe="chains", L=2, cases=4).fingerprint()
     c = AlfworldRevision(probe="chains", L=4, cases=4).fingerprint()
     assert a == b and a["sha256"] != c["sha256"]
-    assert a["record_source"] == ar.SCENE_SOURCE and a["cases"] == 4
+    assert a["record_source"] == ar.VALID_SEEN_SOURCE and a["cases"] == 4
     assert '" or "' in AlfworldRevision(probe="conflict").prompts()["answer"]
     assert '" or "' not in AlfworldRevision(probe="chains").prompts()["answer"]
 

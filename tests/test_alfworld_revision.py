@@ -1,5 +1,9 @@
 """ALFWorld-Revision generator (paper §4.2, Appendices B.2-B.3): chain properties, determinism,
-game harvesting, the retraction and conflict probes, the single-revision variant, the CLI."""
+game harvesting, the retraction and conflict probes, the single-revision variant, the CLI.
+
+The chain-property tests run on the scene-inventory source (`source="scenes"`, any case index);
+the default valid_seen source (the paper's 140 games) has its own tests in
+tests/test_alfworld_valid_seen.py and is the default the CLI and probe tests here exercise."""
 
 from __future__ import annotations
 
@@ -53,7 +57,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 @FAST
 @given(L=lengths, k=indices, seed=seeds)
 def test_every_chain_has_L_moves_over_distinct_locations(L: int, k: int, seed: int) -> None:
-    case = ar.chain_case(L, k, seed=seed)
+    case = ar.chain_case(L, k, seed=seed, source="scenes")
     chains = chains_of(case)
     assert sorted(chains) == list(range(1 + ar.DEFAULT_DISTRACTORS))
     assert len({events[0]["object"] for events in chains.values()}) == len(chains)
@@ -83,7 +87,7 @@ def test_every_chain_has_L_moves_over_distinct_locations(L: int, k: int, seed: i
 def test_merge_keeps_chain_order_and_gold_is_last_target_location(
     L: int, k: int, seed: int
 ) -> None:
-    case = ar.chain_case(L, k, seed=seed)
+    case = ar.chain_case(L, k, seed=seed, source="scenes")
     assert [e["arrival"] for e in case.events] == list(range(len(case.events)))
     assert len({e["id"] for e in case.events}) == len(case.events)
     for events in chains_of(case).values():
@@ -133,7 +137,10 @@ def test_case_k_does_not_depend_on_the_number_of_cases() -> None:
 def test_scene_casts_pair_across_L() -> None:
     """Case k uses the same scene, objects and starting records at every L."""
     casts = {
-        L: [(c.scene, c.object, c.record["location"]) for c in ar.generate(L, cases=8)]
+        L: [
+            (c.scene, c.object, c.record["location"])
+            for c in ar.generate(L, cases=8, source="scenes")
+        ]
         for L in ar.SUPPORTED_L
     }
     assert casts[1] == casts[2] == casts[4] == casts[8]
@@ -446,7 +453,7 @@ def test_cli_output_is_byte_identical_and_matches_the_api(tmp_path: Path) -> Non
     lines = a.read_text().splitlines()
     assert len(lines) == 20
     row = json.loads(lines[0])
-    assert list(row) == sorted(row) and row["record_source"] == "alfworld-scene-inventories"
+    assert list(row) == sorted(row) and row["record_source"] == "alfworld-valid_seen"
 
 
 def test_cli_probes(tmp_path: Path) -> None:
@@ -502,5 +509,5 @@ def test_cli_rejects_inconsistent_arguments(
 def test_cli_help() -> None:
     done = run_cli("--help")
     assert done.returncode == 0
-    for word in ("--L", "--games", "--probe", "--d", "record_source", "byte-identical"):
+    for word in ("--L", "--games", "--source", "valid_seen", "--probe", "--d", "record_source"):
         assert word in done.stdout

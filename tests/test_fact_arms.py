@@ -22,8 +22,8 @@ from baselines.pmem_arms.state import (
     oracle_key,
     parse_lookup,
 )
-from baselines.reference.raw import RawArm
-from benchmarks.factconsolidation import FactConsolidation, gold_state
+from baselines.reference.raw import RawFactsArm
+from benchmarks.factconsolidation import FactConsolidation, NotAFactLine, gold_state
 from benchmarks.models.client import ChatModel, Endpoint
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import Services
@@ -113,8 +113,8 @@ def test_raw_facts_arms_list_top12_by_similarity_or_by_stream_index() -> None:
     lines = [f"The capital of Country{i % 20} is City{i}." for i in range(40)]
     events = fact_events(lines)
     question = Question("q", "What is the capital of Country3?", ("City23",))
-    plain = RawArm(Services(embedder=HashEmbedder()), k=12)
-    tagged = RawArm(Services(embedder=HashEmbedder()), k=12, tags=True, order="stream")
+    plain = RawFactsArm(Services(embedder=HashEmbedder()), k=12)
+    tagged = RawFactsArm(Services(embedder=HashEmbedder()), k=12, tags=True, order="stream")
     run(plain.ingest(events))
     run(tagged.ingest(events))
     a, b = run(plain.read(question)), run(tagged.read(question))
@@ -122,13 +122,61 @@ def test_raw_facts_arms_list_top12_by_similarity_or_by_stream_index() -> None:
     assert set(a.ids) == set(b.ids)  # the same retrieval, listed differently
     scores = HashEmbedder()
     q = run(scores.embed([question.text]))[0]
-    sims = [float(run(scores.embed([events[int(i[1:])].text]))[0] @ q) for i in a.ids]
+    # the store holds the sentence without its serial: that is what is embedded and listed
+    stored = [lines[int(i[1:])] for i in a.ids]
+    assert a.text.split("\n") == stored
+    sims = [float(run(scores.embed([t]))[0] @ q) for t in stored]
     assert sims == sorted(sims, reverse=True)  # retrieval order
     positions = [int(i[1:]) for i in b.ids]
     assert positions == sorted(positions)
-    assert b.text.split("\n")[0] == f"[t={positions[0]}] {events[positions[0]].text}"
+    assert b.text.split("\n") == [f"[t={i}] {lines[i]}" for i in positions]
     with pytest.raises(ValueError, match=r"arm\.order"):
-        RawArm(k=12, order="random")
+        RawFactsArm(k=12, order="random")
+    with pytest.raises(NotAFactLine, match=r"event 'x'.*not a fact line"):
+        run(RawFactsArm(Services(embedder=HashEmbedder())).ingest([Event("x", "no serial here")]))
+
+
+SERIAL = re.compile(r"^\d+\.")
+TAG = re.compile(r"^\[t=(\d+)\] ")
+
+
+def test_the_raw_facts_read_shows_no_order_and_the_tagged_read_shows_the_arrival_index(
+    sh6k,
+) -> None:
+    """RQ6's contrast (Table 7): the plain store is unordered (no serial, no index in what the
+    reader sees), the tagged one gives every line its arrival index; on every sh_6k question."""
+    _, episode = sh6k
+    events = episode.events
+    plain = RawFactsArm(Services(embedder=HashEmbedder()), k=12)
+    tagged = RawFactsArm(Services(embedder=HashEmbedder()), k=12, tags=True, order="stream")
+    run(plain.ingest(events))
+    run(tagged.ingest(events))
+    position = {e.id: i for i, e in enumerate(events)}
+    for question in episode.questions:
+        a, b = run(plain.read(question)), run(tagged.read(question))
+        lines = a.text.split("\n")
+        assert len(lines) == 12 and not any(SERIAL.match(x) or "[t=" in x for x in lines)
+        for line, event_id in zip(lines, a.ids, strict=True):
+            serial = events[position[event_id]].meta["serial"]
+            assert events[position[event_id]].text == f"{serial}. {line}"
+            assert str(serial) not in line.split()  # no number of it anywhere in the line
+        tags = [TAG.match(x) for x in b.text.split("\n")]
+        assert all(tags) and set(b.ids) == set(a.ids)
+        indices = [int(m[1]) for m in tags if m]
+        assert indices == sorted(indices) == [position[i] for i in b.ids]
+        # the arrival index is the stream position, which at every source is the serial
+        assert indices == [events[i].meta["serial"] for i in indices]
+
+
+def test_raw_facts_arm_saves_and_loads_its_store(tmp_path, sh6k) -> None:
+    _, episode = sh6k
+    arm = RawFactsArm(Services(embedder=HashEmbedder()), tags=True, order="stream")
+    run(arm.ingest(episode.events))
+    assert arm.save(tmp_path)
+    again = RawFactsArm(Services(embedder=HashEmbedder()), tags=True, order="stream")
+    assert again.load(tmp_path)
+    question = episode.questions[3]
+    assert run(again.read(question)) == run(arm.read(question))
 
 
 def writer_reply(messages: list[dict]) -> str:
@@ -185,7 +233,9 @@ def test_configs_build_the_arms() -> None:
             built[name] = instantiate({k: v for k, v in c.arm.items() if k != "name"})
     assert isinstance(built["pmem_state"], StateArm) and built["pmem_state"].soft_identity == 0.72
     assert type(built["pmem_state_oracle"]) is OracleStateArm
+    assert type(built["raw_facts"]) is RawFactsArm and type(built["raw_facts_tags"]) is RawFactsArm
     assert built["raw_facts"].k == 12 and built["raw_facts"].order == "similarity"
+    assert not built["raw_facts"].tags
     assert built["raw_facts_tags"].tags and built["raw_facts_tags"].order == "stream"
     with pytest.raises(ValueError, match="does not match"):
         StateArm(writer="oracle")

@@ -315,6 +315,18 @@ def test_judge_replies_and_prompt_hashes_are_recorded(runs, workspace: Path) -> 
         assert score["class"]["reply"]
     assert run["scores"][REAL]["judge"]["correct"] is True  # the real instance, answered
     assert run["scores"][KU]["stale"]["verdict"] == "stale"
+    # the verdicts in the official eval-results shape, and the official figures in the summary
+    folder = Path(run["summary"]["run"])
+    lines = [json.loads(x) for x in (folder / "eval-results.jsonl").read_text().splitlines()]
+    assert [x["question_id"] for x in lines] == sorted(run["scores"])
+    for x in lines:
+        label = run["scores"][x["question_id"]]["judge"]["correct"]
+        assert x["autoeval_label"] == {"model": "scripted-judge", "label": label}
+        assert x["hypothesis"] == run["predictions"][x["question_id"]]["prediction"]
+    official = run["summary"]["longmemeval"]
+    assert official["n"] == 5 and official["eval_results"] == "eval-results.jsonl"
+    assert official["overall"] == round(run["summary"]["scores"]["judge"]["accuracy"], 4)
+    assert official["task_averaged"] is None  # the fixture lacks some of the six types
     # a scripted run keeps the shared class store under its run root, never in results/
     assert not (workspace / "results" / "longmemeval_classes.jsonl").exists()
     store = workspace / "runs" / "dry-run" / "longmemeval_classes.jsonl"
@@ -343,6 +355,7 @@ def test_tables_render_from_the_run_folders(runs, workspace: Path) -> None:
     assert "65.4" in table3 and "P-Mem, turn read + prune" in table3
     table9 = (out / "tables" / "table9.md").read_text()
     assert "Question-only router (4B)" in table9
+    assert "LongMemEval's official metrics" in table9 and "task-averaged" in table9
     assert (out / "figures" / "table5_accuracy_vs_tokens.png").exists()
     assert (out / "figures" / "table3_stale_by_arm.png").exists()
 
@@ -427,6 +440,11 @@ def test_a_writer_of_its_own_is_a_row_of_its_own(writer_runs: Path, server, work
     assert "not run" not in rows["35B extractor"]  # our run sits in the paper's 35B row
     assert "not run" not in rows["Materialized state, 4B writer"]
     assert "not run" in rows["Twelve-cell read, 35B extractor"]  # a paper row without a run
+    # App. D's "52.6%/16.7% at threshold 0.70" names no writer: never the 35B row, and marked
+    assert "52.6" not in rows.get("Twelve-cell read, 35B extractor, merge 0.70", "")
+    merged = rows["Twelve-cell read, 4B writer, merge 0.70"]
+    assert "not run / 52.6†" in merged and "not run / 16.7†" in merged
+    assert "† App. D's twelve-cell read at threshold 0.70 (52.6/16.7): writer not stated" in table10
     table11 = tables_longmemeval.build("table11", writer_runs, out, include_scripted=True)
     header = next(line for line in table11.splitlines() if line.startswith("| per history"))
     assert f"writer {WRITER_35B}" in header and "the reader's model writes" in header

@@ -8,6 +8,10 @@ runner starts the models an arm class names in `needs`), one option per variant:
   similarity order. `tags=True` prefixes every line with its arrival index ``[t=i]`` (still in
   similarity order: the reader must sort). `order="stream"` (B.4's raw + order tags arm)
   lists the same top-k sorted by arrival index instead, each line prefixed by its tag.
+* `RawFactsArm` - B.4's raw facts (Table 7): `RawArm` over FactConsolidation's fact lines
+  with the context's ``N.`` serial taken off, so the store holds the bare fact sentences (every
+  version) and the plain read is unordered; ``tags=True, order="stream"`` gives the
+  ``+ order tags`` row, the arrival index back as the ``[t=i]`` tag.
 * `RawReconArm` - the same retrieval plus one query-time reconstruction call (writer model)
   that states where the object is now from the retrieved lines; the reader answers from that
   statement alone.
@@ -25,6 +29,7 @@ from typing import Any, ClassVar
 
 from baselines.base import load_events, save_events
 from baselines.retrieval import EmbeddingIndex
+from benchmarks.factconsolidation.facts import NotAFactLine, split_serial
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
 
@@ -81,10 +86,14 @@ class RawArm(MemoryArm):
         self.events.extend(events)
         await self._build()
 
+    def stored(self, event: Event) -> str:
+        """The text the store keeps for an event: what is embedded and what a read lists."""
+        return event.text
+
     async def _build(self) -> None:
-        # The raw text is embedded, tagged or not, so every raw variant ranks the same pool
+        # The stored text is embedded, tagged or not, so every raw variant ranks the same pool
         # identically and shares one set of cached embeddings.
-        texts = [e.text for e in self.events]
+        texts = [self.stored(e) for e in self.events]
         self.index = await EmbeddingIndex.build(self.services.embedder, texts)
 
     # -- read ----------------------------------------------------------------------------------
@@ -98,7 +107,8 @@ class RawArm(MemoryArm):
 
     async def read(self, question: Question) -> Context:
         chosen = await self.select(question)
-        lines = [tag(i, self.events[i].text) if self.tags else self.events[i].text for i in chosen]
+        texts = [self.stored(self.events[i]) for i in chosen]
+        lines = [tag(i, t) if self.tags else t for i, t in zip(chosen, texts, strict=True)]
         return Context(
             "\n".join(lines), tuple(self.events[i].id for i in chosen), self.coverage(chosen)
         )
@@ -141,6 +151,37 @@ class RawArm(MemoryArm):
             return False
         self.index = EmbeddingIndex.load(vectors)
         return len(self.index) == len(self.events)
+
+
+class RawFactsArm(RawArm):
+    """B.4's raw facts: every fact version a separate item, without the context's serial.
+
+    Why not `RawArm` over the events as they come: a FactConsolidation event is the context's
+    line ``N. sentence``, and its serial ``N`` is the stream's order (the official query prompt
+    tells the reader that a larger number is newer). Listing it would make the plain row an
+    order-tagged one, and RQ6's contrast (Table 7: raw vs + order tags) is between an unordered
+    store of fact versions and the same store with order tags. So the store holds the sentence
+    alone (embedded and listed as is); the plain read is the top-12 in similarity order with no
+    serial and no index, and the tagged read (``tags=True, order="stream"``) gives the order
+    back only as the arrival index tag ``[t=i]`` (the event's position in the stream; B.4:
+    "sorts by stream index and prefixes it"). A line that is not ``N. sentence`` is refused.
+    """
+
+    def __init__(
+        self,
+        services: Services | None = None,
+        k: int = 12,
+        tags: bool = False,
+        order: str = "similarity",
+    ) -> None:
+        super().__init__(services, k=k, tags=tags, order=order)
+
+    def stored(self, event: Event) -> str:
+        try:
+            return split_serial(event.text)[1]
+        except NotAFactLine as err:
+            where = f"raw_facts stores FactConsolidation facts; event {event.id!r}"
+            raise NotAFactLine(f"{where}: {err}") from None
 
 
 class RawReconArm(RawArm):

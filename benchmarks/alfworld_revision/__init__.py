@@ -15,17 +15,20 @@ and as harness episodes (`to_episodes`):
   was rewritten into a two-step move (the LLM rewrite/verify step lives elsewhere; its prompts
   are `REWRITE_PROMPT` and `VERIFY_PROMPT`, and a hand-written offline set ships for tests).
 
-Records (object-location facts keyed ``{object}.location``) come from real ALFWorld game folders
-when the user has them (``games_dir`` / ``--games``: the ``inReceptacle`` atoms of the PDDL
-problem), otherwise from the per-FloorPlan scene inventories shipped in
-``benchmarks/data/alfworld`` (see SOURCES.md there). Every case says which in ``record_source``.
+Records (object-location facts keyed ``{object}.location``) come by default from the paper's
+140 valid_seen games (B.2), shipped as derived records in ``benchmarks/data/alfworld/valid_seen``
+(see SOURCES.md there): case k is game k in sorted order, its task object at its real initial
+placement. ``source="scenes"`` uses the per-FloorPlan scene inventories instead, and
+``games_dir`` / ``--games`` real ALFWorld game folders (the ``inReceptacle`` atoms of the PDDL
+problem). Every case says which in ``record_source``.
 
 Modules: ``spec`` (parameters, templates, prompts, data paths), ``scenes`` (ALFWorld's
 vocabulary and names, `Inventory`, scene inventories), ``games`` (harvesting game folders),
+``records`` (the shipped valid_seen records),
 ``casting`` (per-case RNG, arrival order, casting), ``cases`` (`Case` and the generators),
 ``episodes`` (harness episodes, JSON lines), ``benchmark`` (`AlfworldRevision`), ``cli``:
 
-    python -m benchmarks.alfworld_revision --L 8 --seed 42 --out alfrev_L8.jsonl
+    python -m benchmarks.alfworld_revision --L 8 --out alfrev_L8.jsonl
 """
 
 from benchmarks.alfworld_revision.benchmark import AlfworldRevision
@@ -35,12 +38,18 @@ from benchmarks.alfworld_revision.cases import (
     check_L,
     conflict_probe,
     generate,
+    load_rewrite_rows,
     load_rewrites,
     retraction_probe,
     single_revision,
     verifier_accepts,
 )
-from benchmarks.alfworld_revision.casting import case_rng, merge_queues
+from benchmarks.alfworld_revision.casting import (
+    case_rng,
+    check_case_count,
+    merge_queues,
+    resolve_source,
+)
 from benchmarks.alfworld_revision.cli import EPILOG, build_parser, main
 from benchmarks.alfworld_revision.episodes import dumps, read_cases, to_episodes
 from benchmarks.alfworld_revision.games import (
@@ -50,6 +59,11 @@ from benchmarks.alfworld_revision.games import (
     facts_by_instance,
     find_games,
     harvest_game,
+)
+from benchmarks.alfworld_revision.records import (
+    record_facts,
+    valid_seen_inventories,
+    valid_seen_records,
 )
 from benchmarks.alfworld_revision.scenes import (
     LOCATION_RULES,
@@ -67,6 +81,7 @@ from benchmarks.alfworld_revision.spec import (
     DEFAULT_CASES,
     DEFAULT_DISTRACTORS,
     DEFAULT_SEED,
+    DEFAULT_SOURCE,
     ERRONEOUS_UPDATE_TEMPLATE,
     GAMES_SOURCE_PREFIX,
     KEY_TEMPLATE,
@@ -80,10 +95,13 @@ from benchmarks.alfworld_revision.spec import (
     SCENE_MIN_LOCATIONS,
     SCENE_SOURCE,
     SETTLE_TEMPLATE,
+    SOURCES,
     STALE_TEMPLATE,
     SUPPORTED_D,
     SUPPORTED_L,
     UPDATE_TEMPLATE,
+    VALID_SEEN_RECORDS,
+    VALID_SEEN_SOURCE,
     VERIFY_PROMPT,
     AlfworldDataError,
 )
@@ -94,6 +112,7 @@ __all__ = [
     "DEFAULT_CASES",
     "DEFAULT_DISTRACTORS",
     "DEFAULT_SEED",
+    "DEFAULT_SOURCE",
     "EPILOG",
     "ERRONEOUS_UPDATE_TEMPLATE",
     "GAMES_SOURCE_PREFIX",
@@ -111,11 +130,14 @@ __all__ = [
     "SCENE_MIN_LOCATIONS",
     "SCENE_SOURCE",
     "SETTLE_TEMPLATE",
+    "SOURCES",
     "STALE_TEMPLATE",
     "SUPPORTED_D",
     "SUPPORTED_L",
     "TABLE_ALIASES",
     "UPDATE_TEMPLATE",
+    "VALID_SEEN_RECORDS",
+    "VALID_SEEN_SOURCE",
     "VERIFY_PROMPT",
     "AlfworldDataError",
     "AlfworldRevision",
@@ -127,6 +149,7 @@ __all__ = [
     "case_rng",
     "chain_case",
     "check_L",
+    "check_case_count",
     "conflict_probe",
     "dumps",
     "eligible_scenes",
@@ -134,15 +157,20 @@ __all__ = [
     "find_games",
     "generate",
     "harvest_game",
+    "load_rewrite_rows",
     "load_rewrites",
     "main",
     "mangle",
     "merge_queues",
     "read_cases",
     "receptacle_rules",
+    "record_facts",
+    "resolve_source",
     "retraction_probe",
     "scene_inventories",
     "single_revision",
     "to_episodes",
+    "valid_seen_inventories",
+    "valid_seen_records",
     "verifier_accepts",
 ]

@@ -11,6 +11,7 @@ is read with (§4: "the same prompts and retrieval budget" for every arm).
     AlfworldRevision(probe="single")                # Table 6's single-revision comparison
     AlfworldRevision(probe="retraction", d=32)      # Table 8, one distance
     AlfworldRevision(probe="conflict")              # §4.2.3 contest / resolve
+    AlfworldRevision(probe="chains", source="scenes")   # scene inventories, not valid_seen
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from benchmarks.alfworld_revision.cases import (
     check_L,
     conflict_probe,
     generate,
-    load_rewrites,
+    load_rewrite_rows,
     retraction_probe,
     single_revision,
 )
@@ -35,6 +36,7 @@ from benchmarks.alfworld_revision.spec import (
     DEFAULT_DISTRACTORS,
     DEFAULT_SEED,
     OFFLINE_REWRITES,
+    SOURCES,
     SUPPORTED_D,
     AlfworldDataError,
 )
@@ -69,8 +71,9 @@ class AlfworldRevision:
     `probe`: chains (B.2, Table 6), single (B.2's single-revision variant, L=1), retraction
     (B.3, Table 8), conflict (§4.2.3). `L` applies to chains, `d` to retraction; `rewrites` is
     the single-revision JSONL (default: the offline set shipped with the generator, which
-    covers only the cases it lists); `pre_queries` adds the ``-pre`` questions of the
-    retraction and conflict probes.
+    covers only the cases it lists); `source` is valid_seen (None: the paper's 140 games, unless
+    `games_dir` is set) or scenes, `games_dir` a folder of games; `pre_queries` adds the
+    ``-pre`` questions of the retraction and conflict probes.
     """
 
     name = "alfworld_revision"
@@ -86,6 +89,7 @@ class AlfworldRevision:
         games_dir: str | None = None,
         rewrites: str | None = None,
         pre_queries: bool = True,
+        source: str | None = None,
     ) -> None:
         if probe not in PROBES:
             raise ValueError(f"benchmark.probe={probe!r}; choose one of {', '.join(PROBES)}")
@@ -101,7 +105,15 @@ class AlfworldRevision:
                 f"benchmark.games_dir={games_dir}: not a folder (expected an ALFWorld game "
                 "folder or a folder of them)"
             )
+        if source is not None and source not in SOURCES:
+            raise ValueError(f"benchmark.source={source!r}; choose one of {', '.join(SOURCES)}")
+        if source is not None and games_dir is not None:
+            raise ValueError(
+                f"benchmark.source={source} and benchmark.games_dir={games_dir} exclude each "
+                "other; set one (a games folder is its own source)"
+            )
         self.probe = probe
+        self.source = source
         self.L = L if probe == "chains" else 1
         self.d = d if probe == "retraction" else None
         self.n_cases = cases
@@ -122,11 +134,12 @@ class AlfworldRevision:
                 "seed": self.seed,
                 "distractors": self.distractors,
                 "games_dir": self.games_dir,
+                "source": self.source,
             }
             if self.probe == "chains":
                 self._cases = generate(self.L, **common)
             elif self.probe == "single":
-                rewrites = load_rewrites(self.rewrites)
+                rewrites = load_rewrite_rows(self.rewrites)
                 self._cases = single_revision(generate(1, **common), rewrites)
             elif self.probe == "retraction":
                 assert self.d is not None

@@ -24,7 +24,15 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from benchmarks.alfworld_revision.casting import _Actor, _hops, _setup, case_rng, merge_queues
+from benchmarks.alfworld_revision.casting import (
+    _Actor,
+    _hops,
+    _setup,
+    case_rng,
+    check_case_count,
+    merge_queues,
+    resolve_source,
+)
 from benchmarks.alfworld_revision.scenes import Inventory, _natural
 from benchmarks.alfworld_revision.spec import (
     CONFLICT_DISTRACTOR_EVENTS,
@@ -43,6 +51,7 @@ from benchmarks.alfworld_revision.spec import (
     SUPPORTED_D,
     SUPPORTED_L,
     UPDATE_TEMPLATE,
+    AlfworldDataError,
 )
 
 
@@ -178,7 +187,9 @@ def _case(
     }
     record["location_rule"] = inv.rule
     if inv.starts:
-        record.update(game=inv.label, floor_plan=inv.floor_plan)
+        record.update(
+            game=inv.label, floor_plan=inv.floor_plan, instance=inv.instance_of(target.name)
+        )
     else:
         record["scene"] = inv.label
     return Case(
@@ -213,11 +224,18 @@ def check_L(L: object) -> int:
     return L
 
 
-def _check_counts(cases: int, distractors: int, least: int = 0) -> None:
+def _check_counts(
+    cases: int,
+    distractors: int,
+    least: int = 0,
+    source: str | None = None,
+    games_dir: str | Path | None = None,
+) -> None:
     if isinstance(cases, bool) or not isinstance(cases, int) or cases < 0:
         raise ValueError(f"cases={cases!r} must be a non-negative integer")
     if isinstance(distractors, bool) or not isinstance(distractors, int) or distractors < least:
         raise ValueError(f"distractors={distractors!r} must be an integer >= {least}")
+    check_case_count(cases, resolve_source(source, games_dir))
 
 
 def chain_case(
@@ -227,10 +245,11 @@ def chain_case(
     distractors: int = DEFAULT_DISTRACTORS,
     seed: int = DEFAULT_SEED,
     games_dir: str | Path | None = None,
+    source: str | None = None,
 ) -> Case:
     """Case k of the B.2 sweep at chain length L (see `generate`)."""
     check_L(L)
-    inv, actors = _setup(k, seed, distractors, games_dir, (L, L))
+    inv, actors = _setup(k, seed, distractors, games_dir, (L, L), source=source)
     rng = case_rng(seed, "chains", L, k)
     paths = [[a.start, *_hops(rng, a, L)] for a in actors]
     queues = [_chain_events(a, p, i) for i, (a, p) in enumerate(zip(actors, paths, strict=True))]
@@ -257,8 +276,14 @@ def generate(
     distractors: int = DEFAULT_DISTRACTORS,
     seed: int = DEFAULT_SEED,
     games_dir: str | Path | None = None,
+    source: str | None = None,
 ) -> list[Case]:
     """Appendix B.2's revision chains: `cases` cases at chain length L (1, 2, 4 or 8).
+
+    Records come from `source`: "valid_seen" (the default: case k is the k-th of the 140
+    valid_seen games in sorted order, its task object at its real initial placement; at most
+    140 cases), "scenes" (scene inventories, starts drawn) or, with `games_dir`, the games found
+    there (case k = game k mod their number).
 
     Each case: the target object gets a stale record and L moves over distinct locations (L+1
     distinct with the start); `distractors` other objects get their own stale record and L-move
@@ -266,9 +291,9 @@ def generate(
     The pool is the 1+distractors stale records plus all (1+distractors)*L updates; the
     question is "where is the {object} now?" and the gold the target chain's last location."""
     check_L(L)
-    _check_counts(cases, distractors)
+    _check_counts(cases, distractors, source=source, games_dir=games_dir)
     return [
-        chain_case(L, k, distractors=distractors, seed=seed, games_dir=games_dir)
+        chain_case(L, k, distractors=distractors, seed=seed, games_dir=games_dir, source=source)
         for k in range(cases)
     ]
 
@@ -280,6 +305,7 @@ def retraction_probe(
     distractors: int = DEFAULT_DISTRACTORS,
     games_dir: str | Path | None = None,
     distractor_events: int = RETRACTION_DISTRACTOR_EVENTS,
+    source: str | None = None,
 ) -> list[Case]:
     """Appendix B.3's reversibility probe: v1 stated once, an erroneous update moves the object
     to v2, exactly d distractor events, then a retraction naming v2 only. Gold v1; the
@@ -293,11 +319,11 @@ def retraction_probe(
             f"d={d!r} must be an integer in 0..{distractor_events} (the paper uses "
             f"{' and '.join(map(str, SUPPORTED_D))})"
         )
-    _check_counts(cases, distractors, least=1)
+    _check_counts(cases, distractors, least=1, source=source, games_dir=games_dir)
     moves = math.ceil(distractor_events / distractors) - 1
     out = []
     for k in range(cases):
-        inv, actors = _setup(k, seed, distractors, games_dir, (1, moves), True)
+        inv, actors = _setup(k, seed, distractors, games_dir, (1, moves), True, source)
         target, v1 = actors[0], actors[0].start
         rng = case_rng(seed, "retraction", k)  # not d: both distances share v2 and the chains
         v2 = _hops(rng, target, 1)[0]
@@ -344,6 +370,7 @@ def conflict_probe(
     distractors: int = DEFAULT_DISTRACTORS,
     games_dir: str | Path | None = None,
     distractor_events: int = CONFLICT_DISTRACTOR_EVENTS,
+    source: str | None = None,
 ) -> list[Case]:
     """§4.2.3's contest-and-resolve probe: two reports put the object in two places with no
     recency or authority cue, eight distractor events follow, then a check names one of them.
@@ -351,13 +378,13 @@ def conflict_probe(
     Counterbalanced: the report the check confirms arrives first in even cases and second in odd
     ones, so last-write-wins is right in exactly half. Before the check (``pre_query_index``)
     the expected behaviour is a flagged conflict between ``candidates``; after it, ``gold``."""
-    _check_counts(cases, distractors, least=1)
+    _check_counts(cases, distractors, least=1, source=source, games_dir=games_dir)
     if isinstance(distractor_events, bool) or not isinstance(distractor_events, int):
         raise ValueError(f"distractor_events={distractor_events!r} must be an integer")
     moves = max(math.ceil(distractor_events / distractors) - 1, 0)
     out = []
     for k in range(cases):
-        inv, actors = _setup(k, seed, distractors, games_dir, (1, moves))
+        inv, actors = _setup(k, seed, distractors, games_dir, (1, moves), source=source)
         target = actors[0]
         rng = case_rng(seed, "conflict", k)
         x, y = target.start, _hops(rng, target, 1)[0]
@@ -392,20 +419,34 @@ def conflict_probe(
     return out
 
 
-def single_revision(cases: Iterable[Case], rewrites: Mapping[str, str]) -> list[Case]:
+def single_revision(
+    cases: Iterable[Case], rewrites: Mapping[str, str | Mapping[str, Any]]
+) -> list[Case]:
     """B.2's single-revision variant: each L=1 case whose target update has a kept rewrite
-    (case id -> the two-step text that passed the verifier), with that text in its place.
+    (case id -> the two-step text that passed the verifier, or its row from a rewrites file),
+    with that text in its place.
 
     Cases without a rewrite are dropped, as the paper keeps a rewrite only if the verifier
-    recovers the destination. Ids become ``alfrev-single-{k:03d}``; the evidence is otherwise
-    identical, so the raw, commit and reconstruction arms see the same pool."""
+    recovers the destination. A row that names the ``original`` update it rewrote must match
+    the case's: case ids repeat across record sources and seeds, so a file written for other
+    cases is refused rather than applied. Ids become ``alfrev-single-{k:03d}``; the evidence is
+    otherwise identical, so the raw, commit and reconstruction arms see the same pool."""
     out = []
     for case in cases:
         if case.probe != "chains" or case.L != 1:
             raise ValueError(f"{case.id}: the single-revision variant takes L=1 chain cases")
-        text = rewrites.get(case.id)
-        if text is None:
+        row = rewrites.get(case.id)
+        if row is None:
             continue
+        text = row if isinstance(row, str) else row["rewrite"]
+        original = None if isinstance(row, str) else row.get("original")
+        (update,) = [e for e in case.events if e["chain"] == 0 and e["kind"] == "update"]
+        if original is not None and original != update["text"]:
+            raise AlfworldDataError(
+                f"rewrites for {case.id}: written for {original!r}, but this case's update is "
+                f"{update['text']!r} (another record source or seed?); regenerate the rewrites "
+                "with scripts/rewrite_single_revision.py for these cases"
+            )
         new_id = f"alfrev-single-{case.index:03d}"
         stream = []
         for e in case.events:
@@ -433,7 +474,26 @@ def verifier_accepts(answer: str, destination: str) -> bool:
     return re.search(pattern, " ".join(answer.lower().split())) is not None
 
 
+def load_rewrite_rows(path: str | Path = OFFLINE_REWRITES) -> dict[str, dict[str, Any]]:
+    """case id -> its row, from a JSONL file of {"case_id", "rewrite", "original", ...} rows
+    (the kept rewrites of scripts/rewrite_single_revision.py, or the offline set)."""
+    out = {}
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise AlfworldDataError(f"{path}: line {number}: not JSON ({err.msg})") from err
+        if not isinstance(row, dict) or not {"case_id", "rewrite"} <= set(row):
+            raise AlfworldDataError(
+                f"{path}: line {number}: expected an object with 'case_id' and 'rewrite'"
+            )
+        out[row["case_id"]] = row
+    return out
+
+
 def load_rewrites(path: str | Path = OFFLINE_REWRITES) -> dict[str, str]:
     """case id -> rewritten update, from a JSONL file of {"case_id", "rewrite", ...} rows."""
-    rows = Path(path).read_text(encoding="utf-8").splitlines()
-    return {r["case_id"]: r["rewrite"] for r in map(json.loads, filter(str.strip, rows))}
+    return {k: r["rewrite"] for k, r in load_rewrite_rows(path).items()}

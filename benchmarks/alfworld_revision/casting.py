@@ -3,7 +3,9 @@
 Every case draws from its own RNG (`case_rng`), so case k is the same whatever the number of
 cases; `merge_queues` is B.2's arrival order; `_setup` picks case k's inventory (a scene, or a
 game under the strictest location rule that can cast it) and `_cast` its target and distractor
-objects with their starting locations.
+objects with their starting locations. Case k's inventory comes from one of three sources
+(`resolve_source`): the shipped valid_seen records (default; case k = game k, at most 140
+cases), the scene inventories, or a folder of games (case k = game k mod the number of games).
 """
 
 from __future__ import annotations
@@ -16,13 +18,20 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks.alfworld_revision.games import _game_inventories
+from benchmarks.alfworld_revision.records import valid_seen_inventories
 from benchmarks.alfworld_revision.scenes import (
     LOCATION_RULES,
     Inventory,
     eligible_scenes,
     scene_inventories,
 )
-from benchmarks.alfworld_revision.spec import SCENE_MIN_LOCATIONS, AlfworldDataError
+from benchmarks.alfworld_revision.spec import (
+    DEFAULT_SOURCE,
+    SCENE_MIN_LOCATIONS,
+    SOURCES,
+    VALID_SEEN_RECORDS,
+    AlfworldDataError,
+)
 
 T = TypeVar("T")
 
@@ -60,14 +69,18 @@ def _cast(
     distractors: int,
     hops: tuple[int, int],
     avoid_target_start: bool = False,
+    task_target: bool = True,
 ) -> list[_Actor]:
     """The target and its distractor objects (distinct types) with their starting locations.
 
     Scene inventories: a shuffled choice among objects with `SCENE_MIN_LOCATIONS` admissible
     receptacles, starts drawn distinct, whatever the probe (so casts pair across L and probes).
-    Games: the task object first, then the others in shuffled order, each kept at its real
-    location if it has ``hops`` (target, distractor) admissible locations besides its start; a
-    distractor may not start where the target does when ``avoid_target_start``."""
+    Games: with `task_target`, the task object is the target whenever the game places it
+    (else, or without `task_target`, any object, task object first); the others are the
+    distractors, in shuffled order, each kept at its real location if it has ``hops`` (target,
+    distractor) admissible locations besides its start; a distractor may not start where the
+    target does when ``avoid_target_start``. So a game's record is the same at every L and in
+    every probe; only the location rule relaxes (`_setup`)."""
     if not inv.starts:
         pool = [(n, t) for n, t in inv.objects if len(inv.admissible(t)) >= SCENE_MIN_LOCATIONS]
         rng.shuffle(pool)
@@ -89,10 +102,14 @@ def _cast(
         actors.append(_Actor(name, typ, start, _without(inv.admissible(typ), {start})))
     rng.shuffle(actors)
     actors.sort(key=lambda a: a.name != inv.preferred)  # stable: the task object first
-    targets = [a for a in actors if len(a.others) >= hops[0]]
+    placed = task_target and any(a.name == inv.preferred for a in actors)
+    targets = [
+        a for a in actors if len(a.others) >= hops[0] and (not placed or a.name == inv.preferred)
+    ]
     if not targets:
+        what = f"the task object {inv.preferred}" if placed else "no object"
         raise AlfworldDataError(
-            f"{inv.label}: no object has {hops[0]} admissible receptacles besides its own"
+            f"{inv.label}: {what} has fewer than {hops[0]} admissible receptacles besides its own"
         )
     best: list[_Actor] = []
     for target in targets:  # the first target around which enough distractors can be cast
@@ -127,6 +144,36 @@ def _hops(rng: random.Random, actor: _Actor, n: int, avoid: Iterable[str] = ()) 
     return pool[:n]
 
 
+def resolve_source(source: str | None, games_dir: str | Path | None) -> str:
+    """The source "games" when a folder is given, else `source` (default "valid_seen"); a source
+    other than those, or a folder together with another source, is a ValueError."""
+    if games_dir is not None:
+        if source not in (None, "games"):
+            raise ValueError(
+                f"source={source!r} and games_dir={games_dir} exclude each other; a games "
+                "folder is its own source (leave source unset)"
+            )
+        return "games"
+    if source == "games":
+        raise ValueError("source='games' needs games_dir (a folder of ALFWorld games)")
+    source = DEFAULT_SOURCE if source is None else source
+    if source not in SOURCES:
+        raise ValueError(f"source={source!r}; choose one of {', '.join(SOURCES)}")
+    return source
+
+
+def check_case_count(cases: int, source: str) -> None:
+    """The valid_seen source has one case per game: asking for more than its 140 is an error,
+    not a silent second pass over the same games (a games folder wraps, as documented)."""
+    if source == "valid_seen":
+        n = len(valid_seen_inventories(VALID_SEEN_RECORDS))
+        if cases > n:
+            raise ValueError(
+                f"cases={cases}: the valid_seen source has {n} games, one case each; ask for "
+                f"at most {n} (or use source=scenes, or a games folder)"
+            )
+
+
 def _setup(
     k: int,
     seed: int,
@@ -134,24 +181,37 @@ def _setup(
     games_dir: str | Path | None,
     hops: tuple[int, int],
     avoid_target_start: bool = False,
+    source: str | None = None,
 ) -> tuple[Inventory, list[_Actor]]:
     """Case k's inventory and cast. The casting RNG depends on (seed, k) only, so a scene
-    inventory case has the same scene, objects and starts at every L and in every probe."""
-    if games_dir is None:
+    inventory case has the same scene, objects and starts at every L and in every probe, and a
+    game case the same game and target record (under the strictest rule that can cast it)."""
+    source = resolve_source(source, games_dir)
+    if source == "scenes":
         rng = case_rng(seed, "record", k)
         scenes = eligible_scenes(distractors)
         if not scenes:
             raise ValueError(f"no ALFWorld scene has {1 + distractors} objects to cast")
         inv = scene_inventories()[scenes[rng.randrange(len(scenes))]]
         return inv, _cast(inv, rng, distractors, hops, avoid_target_start)
-    games = _game_inventories(str(games_dir))
+    if source == "valid_seen":
+        games = valid_seen_inventories(VALID_SEEN_RECORDS)
+        check_case_count(k + 1, source)
+        game = games[k]
+    else:
+        games = _game_inventories(str(games_dir))
+        game = games[k % len(games)]
+    # The task object under the strictest rule that casts it, before any other target: only a
+    # game where no rule can cast the probe around its task object (2 of 140 in the retraction
+    # probe, whose distractors must not start at v1) takes another of its objects.
     failure: AlfworldDataError | None = None
-    for rule in LOCATION_RULES:
-        inv = replace(games[k % len(games)], rule=rule)
-        try:
-            rng = case_rng(seed, "record", k)
-            return inv, _cast(inv, rng, distractors, hops, avoid_target_start)
-        except AlfworldDataError as err:
-            failure = err  # the most permissive rule's reason is the one to report
+    for task_target in (True, False):
+        for rule in LOCATION_RULES:
+            inv = replace(game, rule=rule)
+            try:
+                rng = case_rng(seed, "record", k)
+                return inv, _cast(inv, rng, distractors, hops, avoid_target_start, task_target)
+            except AlfworldDataError as err:
+                failure = failure or err  # the task object's most permissive reason is reported
     assert failure is not None
     raise failure

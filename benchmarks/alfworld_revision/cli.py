@@ -1,6 +1,6 @@
 """``python -m benchmarks.alfworld_revision``: ALFWorld-Revision cases as JSON lines.
 
-    python -m benchmarks.alfworld_revision --L 8 --seed 42 --out alfrev_L8.jsonl
+    python -m benchmarks.alfworld_revision --L 8 --out alfrev_L8.jsonl   # 140 valid_seen games
 
 Errors (bad arguments, unusable game folders) are one ``alfworld_revision: error:`` line on
 stderr and exit status 2; the same arguments always give byte-identical output.
@@ -18,7 +18,7 @@ from benchmarks.alfworld_revision.cases import (
     check_L,
     conflict_probe,
     generate,
-    load_rewrites,
+    load_rewrite_rows,
     retraction_probe,
     single_revision,
 )
@@ -28,22 +28,26 @@ from benchmarks.alfworld_revision.spec import (
     DEFAULT_DISTRACTORS,
     DEFAULT_SEED,
     OFFLINE_REWRITES,
+    SOURCES,
     SUPPORTED_D,
     AlfworldDataError,
 )
 
 EPILOG = """\
 examples:
-  python -m benchmarks.alfworld_revision --L 8 --seed 42 --out alfrev_L8.jsonl
+  python -m benchmarks.alfworld_revision --L 8 --out alfrev_L8.jsonl
   python -m benchmarks.alfworld_revision --probe retraction --d 32 --out retract_d32.jsonl
   python -m benchmarks.alfworld_revision --probe conflict --out conflict.jsonl
   python -m benchmarks.alfworld_revision --probe single --out single.jsonl   # offline rewrites
+  python -m benchmarks.alfworld_revision --L 4 --source scenes --seed 7 --out x.jsonl
   python -m benchmarks.alfworld_revision --L 4 --games ~/alfworld/json_2.1.1/valid_seen --out x
 
-Without --games, records are built from the ALFWorld scene inventories shipped in
-benchmarks/data/alfworld; with it, from the inReceptacle facts of the games found there
-(ALFWorld's own selection: 140 games on valid_seen). Each line records which in
-"record_source". The same arguments always give byte-identical output.
+By default records come from the paper's 140 valid_seen games, shipped as derived records in
+benchmarks/data/alfworld/valid_seen (one case per game, in sorted game order; --cases N takes
+the first N, at most 140). --source scenes builds them from the per-FloorPlan scene inventories
+instead; --games DIR from the inReceptacle facts of the game folders found there (ALFWorld's
+own selection: 140 games on valid_seen; more cases than games wrap around). Each line records
+which in "record_source". The same arguments always give byte-identical output.
 """
 
 
@@ -90,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"distractor objects per case (default {DEFAULT_DISTRACTORS})",
     )
     parser.add_argument(
+        "--source",
+        choices=SOURCES,
+        help="where records come from: valid_seen (the paper's 140 games, the default) or "
+        "scenes (scene inventories); not with --games",
+    )
+    parser.add_argument(
         "--games",
         metavar="DIR",
         help="ALFWorld game folder(s) to harvest records from (e.g. valid_seen)",
@@ -107,7 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cases_from_args(args: argparse.Namespace) -> list[Case]:
-    common = {"seed": args.seed, "distractors": args.distractors, "games_dir": args.games}
+    common = {
+        "seed": args.seed,
+        "distractors": args.distractors,
+        "games_dir": args.games,
+        "source": args.source,
+    }
+    if args.games is not None and args.source is not None:
+        raise ValueError("--source and --games exclude each other (a games folder is a source)")
     if args.probe != "retraction" and args.d is not None:
         raise ValueError("--d applies to --probe retraction only")
     if args.probe in ("retraction", "conflict") and args.L is not None:
@@ -119,7 +136,7 @@ def _cases_from_args(args: argparse.Namespace) -> list[Case]:
     if args.probe == "single":
         if args.L not in (None, 1):
             raise ValueError(f"L={args.L} is not supported by --probe single; it uses L=1")
-        rewrites = load_rewrites(args.rewrites or OFFLINE_REWRITES)
+        rewrites = load_rewrite_rows(args.rewrites or OFFLINE_REWRITES)
         return single_revision(generate(1, cases=args.cases, **common), rewrites)
     if args.probe == "retraction":
         if args.d is None:

@@ -51,11 +51,13 @@ class GameFacts:
     def inventory(self, label: str, source: str) -> Inventory:
         rules = receptacle_rules()
         starts: dict[str, str] = {}
+        instances: dict[str, str] = {}
         types: dict[str, str] = {}
         # An object type's representative is its lowest-numbered instance; an instance listed
         # in several receptacles (a mug in the coffee machine on the counter) takes the first.
-        for _, receptacle, obj_type in facts_by_instance(self.facts):
+        for instance, receptacle, obj_type in facts_by_instance(self.facts):
             starts.setdefault(obj_type.lower(), receptacle)
+            instances.setdefault(obj_type.lower(), instance)
             types.setdefault(obj_type.lower(), obj_type)
         return Inventory(
             label=label,
@@ -63,6 +65,7 @@ class GameFacts:
             receptacles=tuple((n, t) for n, t in self.receptacles if t in rules),
             objects=tuple(sorted(types.items())),
             starts=tuple(sorted(starts.items())),
+            instances=tuple(sorted(instances.items())),
             preferred=self.task_object,
             floor_plan=self.floor_plan,
         )

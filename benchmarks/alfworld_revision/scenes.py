@@ -89,8 +89,9 @@ class Inventory:
 
     ``receptacles`` holds (readable name, THOR type) for every receptacle a chain may use;
     ``objects`` holds (readable name, THOR type); ``starts`` gives an object's real location
-    when the inventory comes from a game (empty for scene inventories, whose starts are drawn);
-    ``preferred`` is the game's task object, tried first as the target. ``rule`` says which
+    when the inventory comes from a game (empty for scene inventories, whose starts are drawn)
+    and ``instances`` the in-game instance that sits there ("alarmclock 1"); ``preferred`` is
+    the game's task object, the target whenever the game places it. ``rule`` says which
     locations an object may be moved to (see `LOCATION_RULES`); ``vocabulary`` is the split's
     receptacle names, used only under the "split-vocabulary" rule."""
 
@@ -99,6 +100,7 @@ class Inventory:
     receptacles: tuple[tuple[str, str], ...]
     objects: tuple[tuple[str, str], ...]
     starts: tuple[tuple[str, str], ...] = ()
+    instances: tuple[tuple[str, str], ...] = ()
     preferred: str | None = None
     floor_plan: str | None = None
     rule: str = "alfworld-admissible"
@@ -116,12 +118,17 @@ class Inventory:
     def start_of(self, obj: str) -> str | None:
         return dict(self.starts).get(obj)
 
+    def instance_of(self, obj: str) -> str | None:
+        return dict(self.instances).get(obj)
+
 
 # Which receptacles a chain may move an object to, strictest first. Scene inventories always
 # use the first (their scenes are chosen to allow it); a real game falls back down the list
-# only when it cannot cast the case otherwise (at L=8, 31 of valid_seen's 140 games cannot
-# under ALFWorld's rules, and 2 have fewer than 9 receptacles at all). B.2 itself draws the
-# "location and object vocabulary for chain construction" from the split.
+# only when it cannot cast the case otherwise. On valid_seen's 140 games, with the task object
+# as the target, the chains probe needs the second rule in 1/2/10/64 games at L=1/2/4/8 and the
+# third in 2 games at L=8 (they have 7 receptacles: 8 moves need 9 distinct locations); see
+# docs/alfworld_revision.md. B.2 itself draws the "location and object vocabulary for chain
+# construction" from the split.
 LOCATION_RULES = ("alfworld-admissible", "any-receptacle-in-game", "split-vocabulary")
 
 

@@ -17,6 +17,8 @@ from benchmarks.runner.types import InputError
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "alfworld"
 SAMPLE_GAME_DIR = DATA_DIR / "sample_train_game"
 OFFLINE_REWRITES = DATA_DIR / "single_revision_offline.jsonl"
+# The paper's 140 valid_seen games (B.2) as derived records, one JSON line per game (SOURCES.md).
+VALID_SEEN_RECORDS = DATA_DIR / "valid_seen" / "records.jsonl.gz"
 
 SUPPORTED_L = (1, 2, 4, 8)  # B.2: L in {1, 2, 4, 8}
 SUPPORTED_D = (0, 32)  # B.3: d in {0, 32}
@@ -29,6 +31,12 @@ RETRACTION_DISTRACTOR_EVENTS = max(SUPPORTED_D)  # one pool size for every d, so
 # case k has the same scene, objects and starting locations at every L and in every probe.
 SCENE_MIN_LOCATIONS = max(SUPPORTED_L) + 1
 
+# Where a case's records come from: `source=` of the generator, --source of the CLI. The default
+# is the paper's: the 140 valid_seen games; games folders (games_dir / --games) are the third.
+SOURCES = ("valid_seen", "scenes")
+DEFAULT_SOURCE = "valid_seen"
+# ... and what each case's ``record_source`` says.
+VALID_SEEN_SOURCE = "alfworld-valid_seen"
 SCENE_SOURCE = "alfworld-scene-inventories"
 GAMES_SOURCE_PREFIX = "alfworld-games:"
 

@@ -25,12 +25,14 @@ from benchmarks.factconsolidation.facts import (
     TEMPLATE_BY_RELATION,
     TEMPLATES,
     Fact,
+    NotAFactLine,
     Template,
     UnparsedFact,
     fact_candidates,
     parse_context,
     parse_fact,
     render_fact,
+    split_serial,
 )
 from benchmarks.factconsolidation.gold import (
     KeyHistory,
@@ -100,6 +102,7 @@ __all__ = [
     "Fact",
     "FactConsolidation",
     "KeyHistory",
+    "NotAFactLine",
     "PaperFigures",
     "QuestionInfo",
     "SourceData",
@@ -122,4 +125,5 @@ __all__ = [
     "question_infos",
     "render_fact",
     "source_stats",
+    "split_serial",
 ]

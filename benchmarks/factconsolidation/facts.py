@@ -21,12 +21,14 @@ __all__ = [
     "TEMPLATES",
     "TEMPLATE_BY_RELATION",
     "Fact",
+    "NotAFactLine",
     "Template",
     "UnparsedFact",
     "fact_candidates",
     "parse_context",
     "parse_fact",
     "render_fact",
+    "split_serial",
 ]
 
 HEADER = "Here is a list of facts:"
@@ -245,6 +247,24 @@ def parse_fact(
         candidates, key=lambda c: (-c[0].specificity, order[c[0].relation], len(c[1]))
     )
     return subject, template.relation, obj
+
+
+class NotAFactLine(InputError, ValueError):
+    """A line without the context's ``N. `` serial in front of its sentence."""
+
+
+def split_serial(line: str) -> tuple[int, str]:
+    """A context line ``N. <fact>`` as (serial, sentence), by the rule the parser reads it with.
+
+    The serial is the stream's only order signal, so an arm that must not show the order (B.4's
+    raw facts) stores the sentence alone. A sentence may itself start with digits and a period
+    (the club "1. FK Příbram" at 64k and 262k); only the first ``N. `` is the serial. Raises
+    ``NotAFactLine`` (an ``InputError``: one line, no traceback) for a line without one.
+    """
+    match = _FACT_LINE.fullmatch(line)
+    if match is None:
+        raise NotAFactLine(f"not a fact line 'N. <fact>' (N the serial number): {line[:80]!r}")
+    return int(match[1]), match[2]
 
 
 def render_fact(subject: str, relation: str, obj: str) -> str:

@@ -4,11 +4,14 @@ One question per instance over that instance's own chat history, read as dated t
 package holds the official schema and its checks (``schema``), loading a file (``loader``), the
 pinned official files and their download (``hub``), the instance as a harness episode
 (``episodes``), the official reading and judge prompts (``prompts``), a file's figures
-(``stats``), the generated fixture (``fixture``), the benchmark a config names (``benchmark``)
-and the command line (``cli``):
+(``stats``, which also holds the official metrics), a run's verdicts in the official
+eval-results shape (``export``), the generated fixture (``fixture``), the benchmark a config
+names (``benchmark``) and the command line (``cli``):
 
     python -m benchmarks.longmemeval fetch [--variant s|oracle|s_cleaned] [--dest DIR]
     python -m benchmarks.longmemeval stats [--path FILE] [--json]
+    python -m benchmarks.longmemeval export RUN_DIR [--out DIR] [--json]
+    python -m benchmarks.longmemeval metrics EVAL_RESULTS REF_FILE [--json]
 
 The judges that score it live in ``benchmarks/scoring/judge.py``; choices the paper leaves open
 are listed in ``docs/longmemeval.md``.
@@ -22,6 +25,14 @@ from benchmarks.longmemeval.episodes import (
     flatten,
     subsample,
     to_episode,
+)
+from benchmarks.longmemeval.export import (
+    EVAL_RESULTS,
+    REFERENCES,
+    ExportError,
+    eval_results,
+    export_run,
+    references,
 )
 from benchmarks.longmemeval.fixture import fixture_instances, write_fixture
 from benchmarks.longmemeval.hub import (
@@ -68,26 +79,39 @@ from benchmarks.longmemeval.schema import (
     normalize_date,
     parse_instance,
 )
-from benchmarks.longmemeval.stats import format_stats, instance_stats
+from benchmarks.longmemeval.stats import (
+    OFFICIAL_TYPES,
+    OfficialMetrics,
+    format_metrics,
+    format_stats,
+    instance_stats,
+    metrics_from_files,
+    official_metrics,
+)
 
 __all__ = [
     "DATA_DIR",
     "DATA_FILE",
     "DATA_ORIGIN",
     "DATA_SHA256",
+    "EVAL_RESULTS",
     "FIXTURE_FILE",
     "HF_PATH",
     "JUDGE_TEMPLATES",
     "KNOWLEDGE_UPDATE",
+    "OFFICIAL_TYPES",
     "PAPER_KNOWLEDGE_UPDATE_COUNT",
     "QUESTION_TYPES",
     "READING_TEMPLATES",
+    "REFERENCES",
     "SHIPPED_SOURCE",
     "VARIANTS",
     "DownloadError",
+    "ExportError",
     "Instance",
     "LoadedFile",
     "LongMemEval",
+    "OfficialMetrics",
     "SchemaError",
     "Session",
     "Turn",
@@ -98,11 +122,14 @@ __all__ = [
     "check_hash",
     "default_dest",
     "download",
+    "eval_results",
     "evidence_turns",
+    "export_run",
     "fetch",
     "fetch_hint",
     "fixture_instances",
     "flatten",
+    "format_metrics",
     "format_stats",
     "instance_stats",
     "is_abstention",
@@ -110,10 +137,13 @@ __all__ = [
     "judge_template_name",
     "load",
     "main",
+    "metrics_from_files",
     "normalize_date",
+    "official_metrics",
     "parse_file",
     "parse_instance",
     "read_keys",
+    "references",
     "select",
     "sha256_file",
     "subsample",

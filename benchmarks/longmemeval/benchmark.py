@@ -12,11 +12,12 @@ leaves open are listed in ``docs/longmemeval.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.longmemeval.episodes import subsample, to_episode
+from benchmarks.longmemeval.export import judge_model, judge_scorer, write_export
 from benchmarks.longmemeval.hub import VARIANTS, variant_named
 from benchmarks.longmemeval.loader import (
     DATA_SHA256,
@@ -137,4 +138,21 @@ class LongMemEval:
             "limit": self.limit,
             "reading": self.reading,
             "sessions": self.sessions,
+        }
+
+    def on_scored(
+        self,
+        folder: Path,
+        predictions: Sequence[Mapping[str, Any]],
+        scores: Sequence[Mapping[str, Any]],
+        config: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """After each scoring (the runner's hook): the verdicts in the official eval-results
+        shape into the run folder, and the official metrics for summary.json (``longmemeval``).
+        A run without the official judge (a read-only sweep) gets neither."""
+        if judge_scorer(config) is None or judge_model(config) is None or not scores:
+            return {}
+        exported = write_export(folder, predictions, scores, config)
+        return {
+            "longmemeval": {**exported.metrics.to_dict(), "eval_results": exported.results.name}
         }

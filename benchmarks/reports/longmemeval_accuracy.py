@@ -25,6 +25,7 @@ from benchmarks.reports.longmemeval_common import (
     CLASS_ORDER,
     by_class,
     label,
+    official_block,
     ordered,
     paired,
     paired_block,
@@ -37,6 +38,11 @@ from benchmarks.reports.longmemeval_common import (
 )
 
 BUDGETED = re.compile(r"^(?P<base>.+)_b(?P<budget>\d+)$")
+
+
+def run_labels(df: pd.DataFrame) -> dict[str, str]:
+    """run -> its row label in the official-metrics block (one run per arm in these tables)."""
+    return {r["run"]: label(r["arm"]) for _, r in df.iterrows()}
 
 
 # -- Table 3 ------------------------------------------------------------------------------------
@@ -75,6 +81,9 @@ def table3(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown()
         + paired_block(lines, [paper.TABLE3_PAIRED])
+        + official_block(
+            q, {r["run"]: f"{label(r['arm'])} ({r['regime']})" for _, r in df.iterrows()}
+        )
     )
 
 
@@ -108,6 +117,7 @@ def table4(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown()
         + paired_block(lines, refs)
+        + official_block(q, run_labels(df))
     )
 
 
@@ -165,7 +175,7 @@ def table5(df: pd.DataFrame, runs: Path, out: Path) -> str:
             "questions truncated):\n\n" + table.to_markdown()
         )
     _plot_tokens(df, out / "figures" / "table5_accuracy_vs_tokens.png")
-    return md
+    return md + official_block(q, run_labels(df))
 
 
 def _k(tokens: float | None) -> str | None:
@@ -207,6 +217,7 @@ def table9(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown()
         + paired_block(lines, [paper.TABLE9_PAIRED])
+        + official_block(q, run_labels(df))
     )
 
 
@@ -222,11 +233,13 @@ def table10(df: pd.DataFrame, runs: Path, out: Path) -> str:
         r = df[df["arm"] == arm].iloc[-1]
         ref = paper.TABLE10.get(arm, {})
         fpc = r.get("meta.facts_per_cell")
+        mark = "†" if arm in paper.TABLE10_NOTES else ""
         rows[label(arm)] = {
             "accuracy": with_ref(
                 pct_cell(q[q["run"] == r["run"]]["judge.correct"]), ref.get("accuracy")
-            ),
-            "stale": with_ref(run_rate(r), ref.get("stale")),
+            )
+            + mark,
+            "stale": with_ref(run_rate(r), ref.get("stale")) + mark,
             "facts/cell": with_ref(
                 f"{fpc:.2f}" if fpc == fpc and fpc is not None else "—", ref.get("facts_per_cell")
             ),
@@ -234,9 +247,10 @@ def table10(df: pd.DataFrame, runs: Path, out: Path) -> str:
         }
     for arm, ref in paper.TABLE10.items():  # the paper's rows we have no run for
         if arm not in arms:
+            mark = "†" if arm in paper.TABLE10_NOTES else ""
             rows[label(arm)] = {
-                "accuracy": f"not run / {ref['accuracy']:.1f}",
-                "stale": f"not run / {ref['stale']:.1f}",
+                "accuracy": f"not run / {ref['accuracy']:.1f}{mark}",
+                "stale": f"not run / {ref['stale']:.1f}{mark}",
                 "facts/cell": f"— / {ref['facts_per_cell']}" if ref["facts_per_cell"] else "—",
                 "read chars": "—",
             }
@@ -253,11 +267,14 @@ def table10(df: pd.DataFrame, runs: Path, out: Path) -> str:
         f" Stale over the stale-scoreable updates (paper: {paper.TABLE10_STALE_N}); facts/cell "
         "= committed facts per key (1.0 = every fact its own cell)."
     )
+    notes = "".join(f"\n\n† {text}." for text in paper.TABLE10_NOTES.values())
     return (
         header("Table 10: write-time materialization on the _s knowledge-update subset", df, cells)
         + "\n"
         + table.to_markdown()
+        + notes
         + paired_block(lines, refs)
+        + official_block(q, run_labels(df))
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.longmemeval.stats import OFFICIAL_TYPES, OfficialMetrics, official_metrics
 from benchmarks.reports import paper_longmemeval as paper
 from benchmarks.reports.figures import figure
 from benchmarks.reports.frame import per_question
@@ -156,6 +157,68 @@ def by_class(q: pd.DataFrame, arm: str) -> dict[str, pd.Series]:
     for c in CLASS_ORDER:
         out[c] = sub.loc[classes == c, "judge.correct"]
     return out
+
+
+# -- LongMemEval's official metrics --------------------------------------------------------------
+
+# print_qa_metrics.py's columns, shortened for a table
+OFFICIAL_SHORT = {
+    "single-session-user": "ss-user",
+    "single-session-preference": "ss-pref",
+    "single-session-assistant": "ss-asst",
+    "multi-session": "multi",
+    "temporal-reasoning": "temporal",
+    "knowledge-update": "k-update",
+}
+
+
+def run_metrics(q: pd.DataFrame, run: str) -> OfficialMetrics | None:
+    """The official figures (benchmarks/longmemeval/stats.py) over one run's judged questions."""
+    sub = q[(q["run"] == run) & q["judge.correct"].notna()] if "judge.correct" in q else q[:0]
+    if sub.empty or "question_type" not in sub:
+        return None
+    return official_metrics(
+        (str(i), str(t), bool(c))
+        for i, t, c in zip(sub["id"], sub["question_type"], sub["judge.correct"], strict=True)
+    )
+
+
+def _fraction(value: float | None, n: int | None = None) -> str:
+    """An official figure (a fraction to 4 places) as % to 2 places, the same digits."""
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f}" + (f" ({n})" if n is not None else "")
+
+
+def official_block(q: pd.DataFrame, rows: dict[str, str]) -> str:
+    """LongMemEval's own metrics beside a table, one row per run (``rows``: run -> row label):
+    per-type accuracy (the types any run has), task-averaged, overall and abstention accuracy,
+    as print_qa_metrics.py computes and rounds them."""
+    names = list(rows.values())
+    unique = {
+        run: name if names.count(name) == 1 else f"{name} [{run}]" for run, name in rows.items()
+    }
+    metrics = {name: run_metrics(q, run) for run, name in unique.items()}
+    metrics = {name: m for name, m in metrics.items() if m is not None}
+    if not metrics:
+        return ""
+    types = [t for t in OFFICIAL_TYPES if any(m.type_n[t] for m in metrics.values())]
+    table = {}
+    for name, m in metrics.items():
+        row = {OFFICIAL_SHORT[t]: _fraction(m.by_type[t], m.type_n[t]) for t in types}
+        row["task-averaged"] = _fraction(m.task_averaged)
+        row["overall"] = _fraction(m.overall, m.n)
+        row["abstention"] = _fraction(m.abstention, m.abstention_n)
+        table[name] = row
+    frame = pd.DataFrame.from_dict(table, orient="index")
+    frame.index.name = "run"
+    return (
+        "\n\nLongMemEval's official metrics (print_qa_metrics.py's rules: every question in its "
+        "type, abstention questions too; task-averaged = the mean of the six type accuracies, "
+        "– when a type has no question, where the script prints nan; abstention = ids with "
+        "`_abs`), accuracy % to 2 places (n); `python -m benchmarks.longmemeval export RUN_DIR` "
+        "writes a run's verdicts in the official eval-results shape:\n\n" + frame.to_markdown()
+    )
 
 
 # -- figures ------------------------------------------------------------------------------------

@@ -210,6 +210,9 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         wall = time.perf_counter() - started
         predictions = unique_by_id(run.predictions.read())
         summary = summarize(predictions, rows, expected)
+        on_scored = getattr(bench, "on_scored", None)  # a benchmark's own figures and files
+        if on_scored is not None and not read_only:
+            summary.update(on_scored(run.path, predictions, rows, resolved))
         summary.update(
             {
                 "run": str(run.path),
