@@ -21,8 +21,9 @@ LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
         test-browser lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
+        reproduce-table8-peers reproduce-conflict-peers \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f reproduce-growth tables report \
+        reproduce-appendix-f reproduce-growth tables report calibrate-embedder \
         $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
 comma := ,
@@ -212,6 +213,20 @@ reproduce-table8: $(PROFILE_SETUP)
 	$(SWEEP) experiment=table8 benchmark.cases=$(CASES) benchmark.d=0,32 arm=raw_topk
 	$(TABLE) table8
 
+# The peers on the retraction and conflict probes (Graphiti: the paper's Table 8 row and §4.2.3;
+# Mem0: ours), through their packages (make setup-peers), one Graphiti episode / Mem0 add per
+# event, with store introspection ("v1 in store", "both reports valid": docs/peers.md). The
+# tables are rebuilt with every arm's runs.
+ALFREV_PEERS ?= graphiti_alfrev mem0_alfrev
+reproduce-table8-peers: $(PROFILE_SETUP) setup-peers
+	$(SWEEP) experiment=table8 benchmark.cases=$(CASES) benchmark.d=0,32 \
+	  arm=$(call commas,$(ALFREV_PEERS))
+	$(TABLE) table8
+
+reproduce-conflict-peers: $(PROFILE_SETUP) setup-peers
+	$(SWEEP) experiment=conflict benchmark.cases=$(CASES) arm=$(call commas,$(ALFREV_PEERS))
+	$(TABLE) conflict
+
 # Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
 # per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
 # long-context arm's 56,000 characters fit. Peer arms need `make setup-peers` (TABLE7_PEERS).
@@ -237,6 +252,19 @@ reproduce-table7-peers: $(PROFILE_SETUP) setup-peers
 reproduce-appendix-f: $(PROFILE_SETUP)
 	$(SWEEP7) arm=pmem_state,pmem_state_nosoft,pmem_state_oracle
 	$(AUDIT)
+
+# The embedder profile's thresholds (soft identity, prune pair, merge high/low) calibrated on
+# labelled pairs: the keys the local model extracted in the committed FactConsolidation run, and
+# LongMemEval turn pairs (docs/calibration.md). EMBEDDER=local; CALIBRATION_LME: the files (the
+# shipped instance, and the extra real instances of ../shared/data where present). The first run
+# embeds about 2,000 turns (about 27 minutes on 2 cores); a rerun reads the response cache.
+EMBEDDER ?= local
+CALIBRATION_LME ?= benchmarks/data/longmemeval/longmemeval_s_single_e47becba.json \
+  $(wildcard ../shared/data/longmemeval/extra/longmemeval_instances.json \
+             ../shared/data/longmemeval/extra/longmemeval_partial_instances.json)
+calibrate-embedder: $(if $(filter local,$(EMBEDDER)),setup-local,setup)
+	nice -n 10 $(BIN)/python scripts/calibrate_embedder.py --embedder $(EMBEDDER) \
+	  --lme $(CALIBRATION_LME)
 
 # LongMemEval (Tables 3-5, 9-11; §4.1, B.1, C, D, E): LME=<folder with the official files>;
 # without LME the generated fixture runs (plumbing only). The sweeps are in the script; on a

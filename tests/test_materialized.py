@@ -444,7 +444,7 @@ def test_configs_build_the_arms() -> None:
     assert name == "pmem_materialized_full" and full.k is None and full.merge_high == 0.85
     # the thresholds follow the embedder profile where it has them, else D's values
     _, local = built["pmem_materialized", "local"]
-    assert (local.merge_high, local.merge_low) == (0.93, 0.88)
+    assert (local.merge_high, local.merge_low) == (0.93, 0.89)
     _, bare = built["pmem_materialized", "none"]
     assert (bare.merge_high, bare.merge_low) == (0.85, 0.70)
     assert MaterializedStateArm.needs == ("writer", "embedder")

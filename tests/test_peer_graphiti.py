@@ -371,3 +371,221 @@ def test_graphiti_rejects_unknown_options() -> None:
         GraphitiArm(source="json")
     with pytest.raises(ValueError, match=r"arm\.structured_output"):
         GraphitiArm(structured_output="xml")
+
+
+# -- ALFWorld-Revision: the retraction and conflict probes, with store introspection -----------
+
+# The generator's sentences (benchmarks/alfworld_revision/spec.py) -> (object, locations, fact);
+# the fact is what a careful extractor writes: the claim, without the "Update:" label.
+HOUSEHOLD = (
+    (r"^Earlier observation: (?P<obj>.+?) was in (?P<loc>.+?)\.$", "{obj} was in {loc}."),
+    (
+        r"^Update: (?P<obj>.+?) has been moved from (?P<a>.+?) to (?P<loc>.+?)\.$",
+        "{obj} has been moved from {a} to {loc}.",
+    ),
+    (r"^Update: (?P<obj>.+?) has been moved to (?P<loc>.+?)\.$", "{obj} has been moved to {loc}."),
+    (
+        r"^Correction: the report that (?P<obj>.+?) was moved to (?P<loc>.+?) was an error\.$",
+        "The report that {obj} was moved to {loc} was an error.",
+    ),
+    (r"^Report: (?P<obj>.+?) is in (?P<loc>.+?)\.$", "{obj} is in {loc}."),
+    (r"^Check: (?P<obj>.+?) is in (?P<loc>.+?)\.$", "A check found {obj} in {loc}."),
+)
+CLAIMS = (  # a fact -> (kind, object, location)
+    (r"^the report that (?P<obj>.+?) was moved to (?P<loc>.+?) was an error", "retracts"),
+    (r"^a check found (?P<obj>.+?) in (?P<loc>.+?)$", "checked"),
+    (r"^(?P<obj>.+?) is in (?P<loc>.+?)$", "reported"),
+    (r"^(?P<obj>.+?) (?:was in|has been moved (?:from .+? )?to) (?P<loc>.+?)$", "at"),
+)
+
+
+def household(sentence: str) -> tuple[list[str], dict[str, Any]] | None:
+    """A generator sentence's entities and its one fact edge (object -> location)."""
+    for pattern, fact in HOUSEHOLD:
+        m = re.match(pattern, sentence.strip())
+        if m:
+            names = list(dict.fromkeys(v for k, v in m.groupdict().items()))
+            edge = {
+                "source_entity_name": m["obj"],
+                "target_entity_name": m["loc"],
+                "relation_type": "LOCATED_IN",
+                "fact": fact.format(**m.groupdict()),
+                "valid_at": None,
+                "invalid_at": None,
+                "episode_indices": [0],
+            }
+            return names, edge
+    return None
+
+
+def claim(fact: str) -> tuple[str, str, str] | None:
+    text = fact.strip().rstrip(".").lower()
+    for pattern, kind in CLAIMS:
+        m = re.match(pattern, text)
+        if m:
+            return kind, m["obj"], m["loc"]
+    return None
+
+
+class HouseholdModel(GraphitiModel):
+    """Graphiti's prompts on ALFWorld-Revision sentences, answered as a careful model would: a
+    new location of an object contradicts its earlier one (Graphiti then invalidates the old
+    edge and keeps it), a correction contradicts the move it names. `reports_coexist`: two
+    uncued reports of one object are both left standing (neither contradicts the other), as a
+    model that sees "cannot both be true" only for a move would; the check still settles it."""
+
+    def __init__(self, reports_coexist: bool = False) -> None:
+        super().__init__()
+        self.reports_coexist = reports_coexist
+
+    def answer(self, kind: str, user: str) -> dict[str, Any]:
+        if kind == "ExtractedEntities":
+            text = block(user, "TEXT", "CURRENT MESSAGE", "CURRENT_MESSAGE")
+            found = household(text)
+            names = found[0] if found else []
+            return {"extracted_entities": [{"name": n, "entity_type_id": 0} for n in names]}
+        if kind == "ExtractedEdges":
+            found = household(block(user, "CURRENT_MESSAGE", "CURRENT MESSAGE"))
+            return {"edges": [found[1]] if found else []}
+        if kind == "EdgeDuplicate":
+            existing = literal(block(user, "EXISTING FACTS"))
+            candidates = literal(block(user, "FACT INVALIDATION CANDIDATES"))
+            new = block(user, "NEW FACT")
+            same = [f["idx"] for f in existing if f["fact"].lower() == new.lower()]
+            ended = [f["idx"] for f in existing + candidates if self.contradicts(new, f["fact"])]
+            return {"duplicate_facts": same, "contradicted_facts": ended}
+        if kind == "SummarizedEntities":  # lower-case names: the base rule looks for capitals
+            messages = block(user, "MESSAGES")
+            summaries = []
+            for entity in literal(block(user, "ENTITIES")):
+                about = [s for s in re.split(r"(?<=\.)\s+", messages) if entity["name"] in s]
+                if about:
+                    summaries.append({"name": entity["name"], "summary": " ".join(about)[:300]})
+            return {"summaries": summaries}
+        return super().answer(kind, user)
+
+    def contradicts(self, new: str, old: str) -> bool:
+        a, b = claim(new), claim(old)
+        if a is None or b is None or a[1] != b[1] or b[0] == "retracts":
+            return False
+        if a[0] == "retracts":  # "the report that X was moved to v2 was an error"
+            return b[2] == a[2]
+        if a[2] == b[2]:
+            return False
+        return not (self.reports_coexist and a[0] == b[0] == "reported")
+
+
+def probe_case(probe: str, **options: Any) -> tuple[Any, Any]:
+    """The generator's first case of a probe: its final episode and its "-pre" episode."""
+    from benchmarks.alfworld_revision import AlfworldRevision
+
+    final, pre = AlfworldRevision(probe=probe, cases=1, **options).episodes()
+    assert pre.id == f"{final.id}-pre"
+    return final, pre
+
+
+def test_graphiti_introspection_finds_v1_invalidated_after_a_retraction(tmp_path, arms) -> None:
+    """A real retraction case (B.3, d=0) through Graphiti: the erroneous move invalidates v1's
+    edge, the correction invalidates v2's; the reader sees neither, but the store still holds
+    v1 as an invalidated edge, which the introspection (Kuzu itself) reports and the Table 8
+    rule counts as "v1 in store"."""
+    from benchmarks.reports.alfworld import store_names
+
+    final, pre = probe_case("retraction", d=0)
+    question_pre, question_final = pre.questions[0], final.questions[0]
+    v1, v2 = question_final.golds[0], question_pre.golds[0]
+    subject = question_final.meta["object"]
+    model = HouseholdModel()
+    with ScriptedServer(script=model, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        arm = arms(server, tmp_path / "a", chunk_size=None, introspect=True)
+
+        async def run() -> tuple[Any, Any]:
+            await arm.ingest(pre.events)  # the state the "-pre" question is asked on
+            before = await arm.read(question_pre)
+            await arm.ingest(final.events[len(pre.events) :])  # the retraction
+            return before, await arm.read(question_final)
+
+        before, after = asyncio.run(run())
+    assert not model.errors
+    assert arm.stats["episodes"] == len(final.events) and "failed_items" not in arm.stats
+    store = after.meta["introspection"]
+    assert store["store"] == "graphiti" and store["subject"] == subject
+    assert store["facts"] and all(subject in " ".join(f["entities"]) for f in store["facts"])
+    by_text = {f["text"]: f for f in store["facts"]}
+    v1_edge = by_text[f"{subject} was in {v1}."]
+    assert not v1_edge["valid"] and v1_edge["invalid_at"] and v1_edge["expired_at"]
+    assert not by_text[f"{subject} has been moved to {v2}."]["valid"]  # the correction ended it
+    assert store_names(store, v1) is True  # v1 in store: kept as an invalidated edge
+    assert store_names(store, v1, valid_only=True) is False  # ... but not current
+    # before the retraction the error was committed in the store, v1 already invalidated
+    assert store_names(before.meta["introspection"], v2, valid_only=True) is True
+    assert store_names(before.meta["introspection"], v1, valid_only=True) is False
+    # the reader's context is the current view only: no v1, no introspection in the text
+    assert v1 not in after.text and "introspection" not in after.text
+    assert store["matched"] == len(store["facts"]) and store["left_out"] == 0
+
+
+@pytest.mark.parametrize("coexist", [True, False])
+def test_graphiti_both_reports_valid_only_when_neither_is_invalidated(
+    tmp_path, arms, coexist: bool
+) -> None:
+    """The conflict probe's "-pre" state (§4.2.3): two uncued reports. When the model leaves
+    both standing, both are valid edges ("both reports valid"); when it lets the later one
+    contradict the earlier (Graphiti's timestamp arbitration), only one is."""
+    from benchmarks.reports.alfworld import store_names
+
+    _, pre = probe_case("conflict")
+    question = pre.questions[0]
+    first, second = question.meta["candidates"]
+    model = HouseholdModel(reports_coexist=coexist)
+    with ScriptedServer(script=model, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        arm = arms(server, tmp_path / "a", chunk_size=None, introspect=True)
+        asyncio.run(arm.ingest(pre.events))
+        store = asyncio.run(arm.read(question)).meta["introspection"]
+    assert not model.errors
+    valid = [store_names(store, c, valid_only=True) for c in (first, second)]
+    assert valid == ([True, True] if coexist else [False, True])
+    assert store_names(store, first) is True  # invalidated, not deleted
+    # the object's edges: its two reports, one invalidated unless they coexist
+    assert [f["valid"] for f in store["facts"]] == [coexist, True]
+
+
+def test_graphiti_introspection_is_refused_by_an_arm_that_cannot_list_its_store() -> None:
+    from baselines.peers.base import PeerArm
+
+    class Blind(PeerArm):
+        module, extra = "json", "blind"
+
+    with pytest.raises(ValueError, match=r"arm\.introspect"):
+        Blind(introspect=True)
+
+
+def test_graphiti_on_the_conflict_probe_end_to_end(tmp_path: Path) -> None:
+    """`pmem-bench experiment=conflict arm=graphiti_alfrev` on one case, then the conflict
+    table: the Graphiti row has "both reports valid" from the store (here the model lets both
+    reports stand), the paper's 10.7 / 50.0 / 39.3 beside ours, and no "flagged" paper figure
+    (the paper's 10.7% is about graphs, not answers)."""
+    from tests.peer_runs import build_table, run_probe, table_row, with_reader
+
+    model = HouseholdModel(reports_coexist=True)
+    root = tmp_path / "runs"
+    script = with_reader(model)
+    with ScriptedServer(script=script, models=[LLM, EMBED], embedding_dim=DIM) as server:
+        folder = run_probe(
+            root, server, "experiment=conflict", "arm=graphiti_alfrev", "benchmark.cases=1"
+        )
+    assert not model.errors
+    lines = (folder / "predictions.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(records) == 2  # the "-pre" question, on the state before the check; the final
+    by_phase = {r["meta"]["phase"]: r for r in records}
+    pre = by_phase["pre_resolution"]["context_meta"]
+    assert pre["episodes"] == 10 and by_phase["final"]["context_meta"]["episodes"] == 11
+    assert pre["introspection"]["subject"] == by_phase["final"]["meta"]["object"]
+    row = table_row(build_table(root, "conflict", tmp_path / "out"), "graphiti")
+    assert row["both reports valid"] == "100.0 (n=1)"
+    assert row["both reports valid (paper)"] == "10.7"
+    assert row["pre matches eventual gold (paper)"] == "50.0"
+    assert row["settled after (paper)"] == "39.3"
+    assert row["flagged before (paper)"] == "–"
+    assert row["settled after (ours)"] == "100.0 (n=1)"  # the check settles it: one valid edge

@@ -225,3 +225,192 @@ def test_concurrent_reads_of_one_arm_share_its_store(server, tmp_path: Path) -> 
     finally:
         asyncio.run(arm.aclose())
     assert len(contexts) == 6 and all("Paris" in c.text for c in contexts)
+
+
+# -- ALFWorld-Revision: the retraction and conflict probes, with store introspection -----------
+
+HOUSEHOLD = (  # a generator sentence -> the fact a careful extractor writes (one sentence)
+    (r"^Earlier observation: (?P<obj>.+?) was in (?P<loc>.+?)\.$", "{obj} was in {loc}."),
+    (
+        r"^Update: (?P<obj>.+?) has been moved (?:from .+? )?to (?P<loc>.+?)\.$",
+        "{obj} is in {loc}.",
+    ),
+    (
+        r"^Correction: the report that (?P<obj>.+?) was moved to (?P<loc>.+?) was an error\.$",
+        "The report that {obj} was moved to {loc} was an error.",
+    ),
+    (r"^Report: (?P<obj>.+?) is in (?P<loc>.+?)\.$", "{obj} is reported in {loc}."),
+    (r"^Check: (?P<obj>.+?) is in (?P<loc>.+?)\.$", "{obj} is in {loc}."),
+)
+CLAIMS = (  # a fact -> (kind, object, location)
+    (r"^the report that (?P<obj>.+?) was moved to (?P<loc>.+?) was an error$", "retracts"),
+    (r"^(?P<obj>.+?) is reported in (?P<loc>.+?)$", "reported"),
+    (r"^(?P<obj>.+?) (?:is|was) in (?P<loc>.+?)$", "at"),
+)
+
+
+def claim(fact: str) -> tuple[str, str, str] | None:
+    for pattern, kind in CLAIMS:
+        m = re.match(pattern, fact.strip().rstrip(".").lower())
+        if m:
+            return kind, m["obj"], m["loc"]
+    return None
+
+
+class HouseholdMem0:
+    """Mem0's two prompts on ALFWorld-Revision sentences, answered as a CRUD model would: a new
+    location of an object UPDATEs the memory of its old one (overwritten: the old text survives
+    in Mem0's history only); a correction DELETEs the memory of the move it names (nothing
+    restores the value before it); `reports_coexist`: a second uncued report is ADDed beside
+    the first instead of overwriting it. Counts the events it proposed."""
+
+    def __init__(self, reports_coexist: bool = False) -> None:
+        self.reports_coexist = reports_coexist
+        self.proposed: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        messages = body["messages"]
+        if messages[0]["role"] == "system":  # extraction: "Input:\nuser: <sentence>\n"
+            sentence = messages[1]["content"].split("user: ", 1)[1].strip()
+            facts = [
+                fact.format(**m.groupdict())
+                for pattern, fact in HOUSEHOLD
+                if (m := re.match(pattern, sentence))
+            ]
+            return json.dumps({"facts": facts[:1]})
+        prompt = messages[0]["content"]
+        old = backticked(prompt, "Below is the current content of my memory")
+        facts = backticked(prompt, "The new retrieved facts are mentioned in the triple backticks")
+        memory, next_id = [], len(old)
+        for fact in facts:
+            new = claim(fact)
+            about = [m for m in old if (c := claim(m["text"])) and new and c[1] == new[1]]
+            if new is None or not about:
+                memory.append({"id": str(next_id), "text": fact, "event": "ADD"})
+                next_id += 1
+            elif new[0] == "retracts":
+                named = [m for m in about if claim(m["text"])[2] == new[2]]
+                memory += [{"id": m["id"], "text": m["text"], "event": "DELETE"} for m in named]
+            elif any(claim(m["text"])[2] == new[2] for m in about):
+                memory.append({"id": about[0]["id"], "text": fact, "event": "NONE"})
+            elif self.reports_coexist and new[0] == "reported":
+                memory.append({"id": str(next_id), "text": fact, "event": "ADD"})
+                next_id += 1
+            else:
+                hit = about[0]
+                memory.append(
+                    {"id": hit["id"], "text": fact, "event": "UPDATE", "old_memory": hit["text"]}
+                )
+        self.proposed += [m["event"] for m in memory]
+        return json.dumps({"memory": memory})
+
+
+def probe_case(probe: str, **options: Any) -> tuple[Any, Any]:
+    """The generator's first case of a probe: its final episode and its "-pre" episode."""
+    from benchmarks.alfworld_revision import AlfworldRevision
+
+    final, pre = AlfworldRevision(probe=probe, cases=1, **options).episodes()
+    assert pre.id == f"{final.id}-pre"
+    return final, pre
+
+
+def test_mem0_introspection_finds_v1_in_history_after_a_retraction(tmp_path: Path) -> None:
+    """A real retraction case (B.3, d=0) through Mem0: the erroneous move overwrites v1
+    (UPDATE), the correction deletes the error (DELETE). Search shows neither, but Mem0's
+    history still holds v1's text, which the introspection reports and the Table 8 rule
+    counts as "v1 in store" (not as a current memory)."""
+    from baselines.peers.mem0_arm import Mem0Arm
+    from benchmarks.reports.alfworld import store_names
+
+    final, pre = probe_case("retraction", d=0)
+    question_pre, question_final = pre.questions[0], final.questions[0]
+    v1, v2, subject = question_final.golds[0], question_pre.golds[0], question_pre.meta["object"]
+    script = HouseholdMem0()
+    with ScriptedServer(
+        script=script, models=["scripted", "scripted-embed"], embedding_dim=DIM
+    ) as server:
+        arm = Mem0Arm(services(server), k=10, workdir=str(tmp_path / "a"), introspect=True)
+        try:
+
+            async def run() -> tuple[Any, Any]:
+                await arm.ingest(pre.events)
+                before = await arm.read(question_pre)
+                await arm.ingest(final.events[len(pre.events) :])  # the retraction
+                return before, await arm.read(question_final)
+
+            before, after = asyncio.run(run())
+        finally:
+            asyncio.run(arm.aclose())
+    store = after.meta["introspection"]
+    assert store["store"] == "mem0" and store["subject"] == subject
+    (fact,) = store["facts"]  # one memory about the object, overwritten, then deleted
+    assert fact["events"] == ["ADD", "UPDATE", "DELETE"] and not fact["valid"]
+    assert fact["former"] == [f"{subject} was in {v1}."]  # v1's text, kept by the history
+    assert store_names(store, v1) is True  # v1 in store (history)
+    assert store_names(store, v1, valid_only=True) is False  # ... not a current memory
+    assert store_names(store, v2, valid_only=True) is False  # the error is gone too
+    # before the retraction: the error committed (v2 current), v1 overwritten
+    assert store_names(before.meta["introspection"], v2, valid_only=True) is True
+    assert store_names(before.meta["introspection"], v1, valid_only=True) is False
+    assert v1 not in after.text and v1 not in before.text  # search: the CRUD corner
+    assert "introspection" not in after.text
+
+
+@pytest.mark.parametrize("coexist", [True, False])
+def test_mem0_both_reports_valid_only_when_neither_is_overwritten(
+    tmp_path: Path, coexist: bool
+) -> None:
+    from baselines.peers.mem0_arm import Mem0Arm
+    from benchmarks.reports.alfworld import store_names
+
+    _, pre = probe_case("conflict")
+    question = pre.questions[0]
+    first, second = question.meta["candidates"]
+    script = HouseholdMem0(reports_coexist=coexist)
+    with ScriptedServer(
+        script=script, models=["scripted", "scripted-embed"], embedding_dim=DIM
+    ) as server:
+        arm = Mem0Arm(services(server), workdir=str(tmp_path / "a"), introspect=True)
+        try:
+            asyncio.run(arm.ingest(pre.events))
+            store = asyncio.run(arm.read(question)).meta["introspection"]
+        finally:
+            asyncio.run(arm.aclose())
+    valid = [store_names(store, c, valid_only=True) for c in (first, second)]
+    assert valid == ([True, True] if coexist else [False, True])
+    assert store_names(store, first) is True  # overwritten or not, the store holds it
+    assert len(store["facts"]) == (2 if coexist else 1)
+
+
+def test_mem0_on_the_retraction_probe_end_to_end(tmp_path: Path) -> None:
+    """`pmem-bench experiment=table8 arm=mem0_alfrev` on one case, then Table 8: the Mem0 row
+    (ours: the paper has none) says v1 in store from Mem0's history, v1 not valid, the error
+    committed in the store before the retraction, and names the paper's B.3 text figures."""
+    from tests.peer_runs import build_table, run_probe, table_row, with_reader
+
+    script = HouseholdMem0()
+    root = tmp_path / "runs"
+    with ScriptedServer(
+        script=with_reader(script), models=["scripted", "scripted-embed"], embedding_dim=DIM
+    ) as server:
+        folder = run_probe(
+            root,
+            server,
+            "experiment=table8",
+            "arm=mem0_alfrev",
+            "benchmark.d=0",
+            "benchmark.cases=1",
+        )
+    lines = (folder / "predictions.jsonl").read_text().splitlines()
+    records = {json.loads(x)["meta"]["phase"]: json.loads(x) for x in lines}
+    assert set(records) == {"pre_retraction", "final"}
+    assert records["pre_retraction"]["context_meta"]["items"] == 34  # the state before it
+    assert records["final"]["context_meta"]["items"] == 35
+    markdown = build_table(root, "table8", tmp_path / "out")
+    row = table_row(markdown, "mem0")
+    assert row["committed"] == "1/1"  # the "-pre" answer named v2
+    assert row["v1 in store"] == "100.0 (n=1)" and row["v1 valid"] == "0.0 (n=1)"
+    assert row["v2 valid before"] == "100.0 (n=1)"
+    assert row["recovered (paper)"] == row["v1 in store (paper)"] == "–"
+    assert "Rows with no paper figure (mem0) are ours" in markdown
+    assert "B.3 text on mem0" in markdown and "8.6%" in markdown

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks.reports.alfworld import store_names
 from benchmarks.reports.tables import TABLES, arm_key, collect, main
 from tests.bench import fake_run
+from tests.peer_runs import table_row
 
 
 def test_table6_reports_ours_beside_the_paper_and_drops_superseded_runs(tmp_path, capsys) -> None:
@@ -42,3 +50,134 @@ def test_a_runs_row_carries_its_writer() -> None:
         arm_key({"arm": arm, "writer": other})
         == "pmem_materialized_full@qwen2.5-coder-1.5b-instruct"
     )
+
+
+# -- Table 8 and the conflict probe: the peers' store introspection ----------------------------
+
+
+def fact(text: str, valid: bool, *former: str) -> dict:
+    return {"text": text, "valid": valid, "former": list(former)}
+
+
+def store(*facts: dict) -> dict:
+    return {"store": "graphiti", "subject": "mug", "facts": list(facts)}
+
+
+def fake_probe_run(root: Path, experiment: str, name: str, arm: str, questions: list) -> None:
+    """A finished Table 8 / conflict run folder: one prediction and score line per question,
+    each question `(id, golds, meta, context_meta, scores)`."""
+    folder = root / experiment / name
+    folder.mkdir(parents=True)
+    bench = {"name": f"alfrev-{experiment}", "probe": experiment, "cases": len(questions) // 2}
+    if experiment == "table8":
+        bench["d"] = 0
+    config = {"arm": {"name": arm}, "benchmark": bench, "llm": {"model": "m"}, "embedder": {}}
+    manifest = {"config": config, "started_at": "2026-01-01T00:00:00"}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    summary = {"n": len(questions), "expected": len(questions), "complete": True, "scores": {}}
+    summary["read"] = {"mean_chars": 50.0, "mean_tokens": 12.0, "tokens_exact": True}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    preds, scores = [], []
+    for qid, golds, meta, context_meta, score in questions:
+        preds.append({"id": qid, "golds": golds, "meta": meta, "context_meta": context_meta})
+        scores.append({"id": qid, **score})
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
+    (folder / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
+
+
+def test_table8_reads_v1_in_store_from_the_peers_own_store(tmp_path) -> None:
+    runs = tmp_path / "runs"
+    meta = {"object": "mug", "gold_final": "desk 1"}
+    v1, v2, other = "mug was in desk 1.", "mug has been moved to shelf 1.", "mug is in drawer 10."
+    graphiti = [  # case a commits the error, then answers it; case b never commits it
+        ("a-pre", ["shelf 1"], meta, {"introspection": store(fact(v1, False), fact(v2, True))},
+         {"committed": {"correct": True}, "recovered": {}}),
+        ("a", ["desk 1"], meta, {"introspection": store(fact(v1, False), fact(v2, False))},
+         {"committed": {}, "recovered": {"correct": False, "outcome": "stale"}}),
+        ("b-pre", ["shelf 1"], meta, {"introspection": store(fact(v1, True))},
+         {"committed": {"correct": False}, "recovered": {}}),
+        ("b", ["desk 1"], meta, {"introspection": store(fact(v1, True), fact(other, True))},
+         {"committed": {}, "recovered": {"correct": True, "outcome": "correct"}}),
+    ]  # fmt: skip
+    fake_probe_run(runs, "table8", "g", "graphiti", graphiti)
+    commit = [
+        ("a-pre", ["shelf 1"], meta, {}, {"committed": {"correct": True}, "recovered": {}}),
+        ("a", ["desk 1"], meta, {"retained_values": ["desk 1", "shelf 1"]},
+         {"committed": {}, "recovered": {"correct": True, "outcome": "correct"}}),
+    ]  # fmt: skip
+    fake_probe_run(runs, "table8", "p", "pmem_commit", commit)
+    markdown = TABLES["table8"](collect(runs, "table8"), runs, tmp_path / "out")
+    row = table_row(markdown, "graphiti")
+    assert row["committed"] == "1/2" and row["committed (paper)"] == "96.4"
+    assert row["wrong = v2"] == "100.0 (n=1)" and row["wrong (paper)"] == "–"  # paper: d=32
+    assert row["recovered (paper)"] == "0.0" and row["v1 in store (paper)"] == "100.0"
+    assert row["v1 in store"] == "100.0 (n=2)"  # invalidated in a, current in b
+    assert row["v1 valid"] == "50.0 (n=2)" and row["v2 valid before"] == "50.0 (n=2)"
+    pmem = table_row(markdown, "pmem_commit")
+    assert pmem["v1 in store"] == "100.0 (n=1)" and pmem["v1 valid"] == "–"  # no store list
+    assert "Rows with no paper figure" not in markdown  # both rows are the paper's
+
+
+def test_the_conflict_table_reports_both_reports_valid_beside_the_papers_graphiti(
+    tmp_path,
+) -> None:
+    runs = tmp_path / "runs"
+    meta = {"object": "mug", "candidates": ["desk 1", "shelf 1"], "gold_final": "desk 1"}
+    a, b = "mug is in desk 1.", "mug is in shelf 1."
+    flagged = {"correct": False, "matches_final_gold": True, "store_contested": None}
+    questions = [
+        ("a-pre", meta["candidates"], meta, {"introspection": store(fact(a, True), fact(b, True))},
+         {"flagged": flagged, "settled": {}}),
+        ("a", ["desk 1"], meta, {}, {"flagged": {}, "settled": {"correct": True}}),
+        ("b-pre", meta["candidates"], meta, {"introspection": store(fact(a, False), fact(b, True))},
+         {"flagged": {**flagged, "matches_final_gold": False}, "settled": {}}),
+        ("b", ["desk 1"], meta, {}, {"flagged": {}, "settled": {"correct": False}}),
+    ]  # fmt: skip
+    fake_probe_run(runs, "conflict", "g", "graphiti", questions)
+    fake_probe_run(runs, "conflict", "m", "mem0", questions)
+    markdown = TABLES["conflict"](collect(runs, "conflict"), runs, tmp_path / "out")
+    row = table_row(markdown, "graphiti")
+    assert row["both reports valid"] == "50.0 (n=2)" and row["both reports valid (paper)"] == "10.7"
+    assert row["pre matches eventual gold"] == "50.0 (n=2)"
+    assert row["pre matches eventual gold (paper)"] == "50.0"
+    assert row["settled after (paper)"] == "39.3" and row["flagged before (paper)"] == "–"
+    assert table_row(markdown, "mem0")["both reports valid (paper)"] == "–"
+    assert "Rows with no paper figure (mem0) are ours" in markdown
+
+
+def test_a_store_names_a_location_as_a_whole_name_and_reads_history() -> None:
+    facts = store(fact("mug is in drawer 10.", True), fact("mug is in shelf 1.", False, "x"))
+    assert store_names(facts, "drawer 1") is False  # "drawer 10" is another place
+    assert store_names(facts, "drawer 10", valid_only=True) is True
+    assert store_names(facts, "shelf 1") is True and not store_names(
+        facts, "shelf 1", valid_only=True
+    )
+    mem0 = store(fact("mug is in shelf 1.", False, "mug was in desk 1."))  # UPDATE's old text
+    assert (
+        store_names(mem0, "desk 1") is True
+        and store_names(mem0, "desk 1", valid_only=True) is False
+    )
+    assert store_names(None, "desk 1") is None  # an arm that lists no store
+
+
+LOCATIONS = st.sampled_from(["desk 1", "desk 10", "shelf 1", "drawer 2"])
+FACTS = st.lists(
+    st.builds(
+        lambda loc, valid, old: fact(
+            f"mug is in {loc}.", valid, *([f"mug was in {old}."] if old else [])
+        ),
+        LOCATIONS,
+        st.booleans(),
+        st.one_of(st.none(), LOCATIONS),
+    ),
+    max_size=5,
+)
+
+
+@given(FACTS, LOCATIONS)
+def test_a_value_valid_in_the_store_is_in_the_store(facts: list, value: str) -> None:
+    listed = store(*facts)
+    if store_names(listed, value, valid_only=True):
+        assert store_names(listed, value)
+    dropped = store(*(f for f in facts if not f["valid"]))  # the current facts removed
+    assert store_names(dropped, value, valid_only=True) is False

@@ -393,7 +393,7 @@ def test_configs_build_the_arms() -> None:
     assert built["pmem_turns_gate_router"].gate == "router"
     judge = built["pmem_turns_gate_router_judge"]
     assert type(judge) is JudgeGatedTurnArm and "judge" in judge.needs
-    assert local.arm.prune_pair == 0.86  # the profile's threshold, not the paper's
+    assert local.arm.prune_pair == 0.85  # the profile's threshold, not the paper's
     assert bare.arm.prune_pair == 0.55  # no embedder profile: the paper's default
     assert "{question}" in PRUNE_PROMPT and set(PrunedTurnArm.prompts) == {
         "prune_pair",

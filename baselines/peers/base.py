@@ -14,6 +14,13 @@ Ingest units: with `chunk_size` set (FactConsolidation, B.4: "the same chunks"),
 lines are packed into line-aligned chunks of at most that many characters; otherwise each event
 is one item (an ALFWorld sentence, a LongMemEval session), its date kept for the packages that
 take one.
+
+Store introspection (`introspect=True`, the ALFWorld-Revision probes): each read also lists the
+package's own store, asked of the store itself (Graphiti's edges with their validity, Mem0's
+memories with their history), and records it in the context's meta under ``introspection``,
+never in the text the reader sees. When the question's meta names its ``object`` (the subject
+the question text asks about, never a gold), only the facts naming it are kept. The table
+builders decide "v1 in store" and "both reports valid" from that list (docs/peers.md).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import asyncio
 import importlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -36,10 +44,20 @@ from baselines.peers.gateway import Gateway
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, InputError
 
-__all__ = ["Item", "PeerArm", "PeerEndpoints", "PeerNotInstalled", "items_of", "require"]
+__all__ = [
+    "Item",
+    "PeerArm",
+    "PeerEndpoints",
+    "PeerNotInstalled",
+    "items_of",
+    "names_subject",
+    "require",
+]
 
 PEER_DIR = "peer"  # the package's own files, inside an arm's snapshot folder
 STATS_FILE = "peer_stats.json"
+#: at most this many store facts recorded per read (the most recent): a bound on the records
+INTROSPECT_LIMIT = 200
 
 
 class PeerNotInstalled(InputError, ImportError):
@@ -84,6 +102,17 @@ class PeerEndpoints:
     api_key: str = "EMPTY"  # OpenAI clients refuse an empty key; local servers ignore it
 
 
+def names_subject(text: str, subject: str) -> bool:
+    """Whether `text` names `subject` as a word, case ignored, spaces or hyphens allowed inside
+    it and a plural "s" after it: a model may write "alarm clock" or "Alarmclocks" for the
+    generator's "alarmclock"; "pen" is still not named by "pencil" or "open"."""
+    letters = [c for c in subject.lower() if not c.isspace()]
+    if not letters:
+        return False
+    inner = r"[\s_-]?".join(re.escape(c) for c in letters)
+    return re.search(rf"(?<!\w){inner}s?(?!\w)", text.lower()) is not None
+
+
 def quiet_telemetry() -> None:
     """Every telemetry switch the peers read (peers.md); set before any of them is imported."""
     os.environ.setdefault("MEM0_TELEMETRY", "False")
@@ -99,12 +128,14 @@ class PeerArm(MemoryArm):
     """Base of the peer arms: endpoints, a private working folder, snapshots, rendering.
 
     Subclasses set `module` and `extra`, and implement `ingest_items` and `search` (both may
-    block: they run in a worker thread unless the package is async).
+    block: they run in a worker thread unless the package is async); those that can list their
+    store for `introspect` implement `store_facts` and set `lists_store`.
     """
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
     module: ClassVar[str] = ""  # the import name of the package
     extra: ClassVar[str] = ""  # the pip extra that installs it
+    lists_store: ClassVar[bool] = False  # implements `store_facts` (introspection)
 
     def __init__(
         self,
@@ -112,8 +143,11 @@ class PeerArm(MemoryArm):
         k: int = 10,
         chunk_size: int | None = None,
         workdir: str | None = None,
+        introspect: bool = False,
     ) -> None:
         super().__init__(services)
+        if introspect and not self.lists_store:
+            raise ValueError(f"arm.introspect: the {self.extra} arm cannot list its store")
         if k < 1:
             raise ValueError(f"arm.k must be >= 1, not {k}")
         if chunk_size is not None and chunk_size < 1:
@@ -122,6 +156,7 @@ class PeerArm(MemoryArm):
         self.package = require(self.module, self.extra)
         self.k = k
         self.chunk_size = chunk_size
+        self.introspect = introspect
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix=f"pmem-{self.extra}-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -173,10 +208,38 @@ class PeerArm(MemoryArm):
         if self._reading is None:
             self._reading = asyncio.Lock()
         async with self._reading:
-            lines = await self.search(question.text, await self.endpoints())
+            endpoints = await self.endpoints()
+            lines = await self.search(question.text, endpoints)
+            # measured after the search, on the same store, under the same lock
+            store = await self.introspection(question, endpoints) if self.introspect else None
         lines = [" ".join(line.split()) for line in lines[: self.k]]
         ids = tuple(f"{self.extra}-{i}" for i in range(len(lines)))
-        return Context("\n".join(lines), ids, {**self.stats, "shown": len(lines)})
+        meta: dict[str, Any] = {**self.stats, "shown": len(lines)}
+        if store is not None:
+            meta["introspection"] = store  # measurement only: never in the reader's text
+        return Context("\n".join(lines), ids, meta)
+
+    async def store_facts(self, endpoints: PeerEndpoints) -> list[dict[str, Any]]:
+        """Every fact the package's store holds, current or not, oldest first, each as
+        ``{"text", "valid", "former": [texts it held before], ...}`` plus what the package
+        keeps about it (names, validity times, events)."""
+        raise NotImplementedError
+
+    async def introspection(self, question: Any, endpoints: PeerEndpoints) -> dict[str, Any]:
+        """The store's facts about the question's subject (all facts when its meta names
+        none), the most recent `INTROSPECT_LIMIT` of them, for the table builders."""
+        facts = await self.store_facts(endpoints)
+        subject = (getattr(question, "meta", None) or {}).get("object")
+        if subject:
+            facts = [f for f in facts if _about(f, str(subject))]
+        kept = facts[-INTROSPECT_LIMIT:]
+        return {
+            "store": self.extra,
+            "subject": subject,
+            "facts": kept,
+            "matched": len(facts),
+            "left_out": len(facts) - len(kept),
+        }
 
     @staticmethod
     async def blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -220,3 +283,10 @@ class PeerArm(MemoryArm):
             self.gateway.stop()
         if getattr(self, "_own_workdir", False):
             shutil.rmtree(getattr(self, "workdir", ""), ignore_errors=True)
+
+
+def _about(fact: dict[str, Any], subject: str) -> bool:
+    """Whether a store fact names the subject: in its text, a text it held before, or (graph
+    stores) one of the entities it joins."""
+    texts = [fact.get("text") or "", *(fact.get("former") or []), *(fact.get("entities") or [])]
+    return any(names_subject(str(t), subject) for t in texts)

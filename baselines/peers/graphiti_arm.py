@@ -14,6 +14,11 @@ search time) returns the top-k fact edges; with `current_only` the edges Graphit
 are filtered out in the query (plain search returns them too: peers.md), so the reader sees the
 graph's current state, each fact with the date it became valid when the items were dated.
 
+Introspection (`introspect`, the ALFWorld-Revision probes): every fact edge of the arm's partition,
+invalidated ones included, read from Kuzu itself (not through the reader's `current_only` view),
+with its entities and validity times; an edge is valid when neither `invalid_at` nor `expired_at`
+is set (`store_facts`).
+
 Settings follow docs/notes/peers.md: `OpenAIGenericClient` (chat completions, not the
 Responses API), an embedder told the real embedding width (otherwise vectors are cut to 1024), an
 explicit cross-encoder that is never consulted by the default search (the package's OpenAI
@@ -85,10 +90,12 @@ class GraphitiArm(PeerArm):
     `group_id`: the graph partition all of this arm's episodes go to (one database per arm).
     `skip_failed`: an item whose ingestion raises (after Graphiti's own retries) is counted in
     `stats["failed_items"]` and skipped; HTTP 4xx refusals (configuration errors) always raise.
+    `introspect`: record every edge of the graph, valid or not, in each read's meta (base class).
     """
 
     module: ClassVar[str] = "graphiti_core"
     extra: ClassVar[str] = "graphiti"
+    lists_store: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -103,6 +110,7 @@ class GraphitiArm(PeerArm):
         max_tokens: int = MAX_TOKENS,
         group_id: str = "pmem",
         skip_failed: bool = True,
+        introspect: bool = False,
     ) -> None:
         if source not in SOURCES:
             raise ValueError(f"arm.source={source!r}; choose one of {', '.join(SOURCES)}")
@@ -115,7 +123,9 @@ class GraphitiArm(PeerArm):
             raise ValueError(f"arm.max_tokens must be >= 1, not {max_tokens}")
         # Graphiti reads this at call time; force it off even if the environment says otherwise.
         os.environ["GRAPHITI_TELEMETRY_ENABLED"] = "false"
-        super().__init__(services, k=k, chunk_size=chunk_size, workdir=workdir)
+        super().__init__(
+            services, k=k, chunk_size=chunk_size, workdir=workdir, introspect=introspect
+        )
         self.source = source
         self.current_only = current_only
         self.dates = dates
@@ -252,6 +262,30 @@ class GraphitiArm(PeerArm):
             counts[name] = int(rows[0]["n"]) if rows else 0
         return counts
 
+    async def store_facts(self, endpoints: PeerEndpoints) -> list[dict[str, Any]]:
+        """Every fact edge of this arm's partition, invalidated and expired ones included, oldest
+        first, straight from Kuzu (Graphiti keeps an invalidated edge and sets `invalid_at` /
+        `expired_at`; nothing is deleted): its fact, the two entities it joins, its validity
+        times, and `valid` (neither time set)."""
+        await self._open(endpoints)
+        assert self._driver is not None
+        rows, _, _ = await self._driver.execute_query(EDGES_QUERY, g=self.group_id)
+        facts = []
+        for row in rows:
+            times = {name: _iso(row[name]) for name in ("valid_at", "invalid_at", "expired_at")}
+            facts.append(
+                {
+                    "text": " ".join(str(row["fact"] or "").split()),
+                    "valid": times["invalid_at"] is None and times["expired_at"] is None,
+                    "former": [],  # an edge's fact is never rewritten; a change is a new edge
+                    "entities": [str(row["source"]), str(row["target"])],
+                    "relation": row["name"],
+                    "created_at": _iso(row["created_at"]),
+                    **times,
+                }
+            )
+        return facts
+
     # -- read --------------------------------------------------------------------------------
 
     async def search(self, query: str, endpoints: PeerEndpoints) -> list[str]:
@@ -274,6 +308,24 @@ class GraphitiArm(PeerArm):
             edges = [e for e in edges if e.expired_at is None and e.invalid_at is None]
         dated = self.dates and self.stats.get("dated_items", 0) > 0
         return [render(edge, dated) for edge in edges[: self.k]]
+
+
+# Kuzu models an edge (n:Entity)-[:RELATES_TO]->(m:Entity) as a node between two RELATES_TO
+# relations (graphiti_core.driver.kuzu_driver); oldest first, then by uuid for a stable order.
+EDGES_QUERY = (
+    "MATCH (n:Entity)-[:RELATES_TO]->(e:RelatesToNode_)-[:RELATES_TO]->(m:Entity) "
+    "WHERE e.group_id = $g "
+    "RETURN n.name AS source, m.name AS target, e.name AS name, e.fact AS fact, "
+    "e.created_at AS created_at, e.valid_at AS valid_at, e.invalid_at AS invalid_at, "
+    "e.expired_at AS expired_at ORDER BY e.created_at, e.uuid"
+)
+
+
+def _iso(value: Any) -> str | None:
+    """A Kuzu timestamp (a datetime, or None) as ISO 8601 text, for the JSON records."""
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def _configuration_error(exc: BaseException) -> bool:

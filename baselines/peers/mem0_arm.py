@@ -16,6 +16,9 @@ What is ours, not Mem0's:
   FactConsolidation reader resolves conflicts by it. The update prompt is never changed.
 * Each item is one user message; its date, when it has one, opens the text (the extraction
   LLM sees it) and is kept in the memory's metadata.
+* Introspection (`introspect`, the ALFWorld-Revision probes): every memory Mem0 has held, the
+  current ones and those its DELETE removed, each with the texts its history kept (ADD, UPDATE
+  and DELETE events with old and new text), asked of Mem0 itself (`store_facts`).
 
 How mem0 1.0.1 reads its environment (checked in its source; peers.md):
 * `MEM0_DIR` and `MEM0_TELEMETRY` are read once, at import (`mem0.memory.setup`,
@@ -121,6 +124,7 @@ class Mem0Arm(PeerArm):
 
     module: ClassVar[str] = "mem0"
     extra: ClassVar[str] = "mem0"
+    lists_store: ClassVar[bool] = True
     prompts: ClassVar[dict[str, str]] = {f"fact_{n}": p for n, p in FACT_PROMPTS.items()}
 
     def __init__(
@@ -130,6 +134,7 @@ class Mem0Arm(PeerArm):
         chunk_size: int | None = None,
         workdir: str | None = None,
         fact_prompt: str | None = None,
+        introspect: bool = False,
     ) -> None:
         if fact_prompt is not None and fact_prompt not in FACT_PROMPTS:
             choices = ", ".join(FACT_PROMPTS)
@@ -140,7 +145,9 @@ class Mem0Arm(PeerArm):
         folder.mkdir(parents=True, exist_ok=True)
         import_mem0(folder)
         try:
-            super().__init__(services, k=k, chunk_size=chunk_size, workdir=str(folder))
+            super().__init__(
+                services, k=k, chunk_size=chunk_size, workdir=str(folder), introspect=introspect
+            )
         except BaseException:
             if own:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -283,3 +290,39 @@ class Mem0Arm(PeerArm):
     def memories(self, endpoints: PeerEndpoints) -> list[dict[str, Any]]:
         """Everything stored, with ids (blocking)."""
         return list(self.memory(endpoints).get_all(user_id=USER_ID, limit=ALL_MEMORIES)["results"])
+
+    async def store_facts(self, endpoints: PeerEndpoints) -> list[dict[str, Any]]:
+        return await self.blocking(self._store_facts, endpoints)
+
+    def _store_facts(self, endpoints: PeerEndpoints) -> list[dict[str, Any]]:
+        """Every memory Mem0 has held, in the order it was first written: a current one
+        (`get_all`) is valid; one that a DELETE removed is listed from its history, not valid.
+        `former` holds every other text its history kept (what UPDATE overwrote, what DELETE
+        removed), `events` its ADD/UPDATE/DELETE trail. The trail is read from Mem0's history
+        table in insertion order: `Memory.history()` sorts by `created_at`, which its DELETE
+        rows lack (NULL sorts first), so it would list a deletion before the memory's ADD."""
+        client = self.memory(endpoints)
+        current = {str(m["id"]): str(m["memory"]) for m in self.memories(endpoints)}
+        with client.db._lock:
+            rows = client.db.connection.execute(
+                "SELECT memory_id, event, old_memory, new_memory FROM history ORDER BY rowid"
+            ).fetchall()
+        trails: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        for memory_id, event, old, new in rows:
+            trails.setdefault(str(memory_id), []).append((str(event), old, new))
+        for memory_id in current:
+            trails.setdefault(memory_id, [])
+        facts = []
+        for memory_id, trail in trails.items():
+            texts = [t for _, old, new in trail for t in (old, new) if t]
+            text = current.get(memory_id) or (texts[-1] if texts else "")
+            facts.append(
+                {
+                    "text": text,
+                    "valid": memory_id in current,
+                    "former": [t for t in dict.fromkeys(texts) if t != text],
+                    "id": memory_id,
+                    "events": [event for event, _, _ in trail],
+                }
+            )
+        return facts

@@ -17,6 +17,7 @@ import pandas as pd
 from benchmarks.reports import paper
 from benchmarks.reports.figures import accuracy_by_parameter
 from benchmarks.reports.frame import RATE_CELLS, Builder, cell, header, per_question
+from benchmarks.scoring.scorers import names_location
 
 
 def by_parameter(
@@ -73,10 +74,69 @@ def _pct(series: pd.Series) -> str:
     return f"{100 * values.mean():.1f} (n={len(values)})" if len(values) else "–"
 
 
+# -- what a peer's store holds (context_meta.introspection, written by baselines/peers) ---------
+
+
+def store_names(introspection: Any, value: str | None, *, valid_only: bool = False) -> Any:
+    """Whether a peer store, as its arm listed it at the read (the facts naming the question's
+    object: Graphiti's edges with their validity, Mem0's memories with their history), names
+    `value`: in any fact, valid or not, or in a text a fact held before (Mem0's UPDATE and
+    DELETE history); with `valid_only`, in the current text of a valid fact (a Graphiti edge
+    with neither `invalid_at` nor `expired_at`, a Mem0 memory still in the store). None when the
+    read recorded no introspection (the arm keeps no such list). Whole names, as the scorers
+    match them ("drawer 1" is not named by "drawer 10")."""
+    if not isinstance(introspection, dict) or not value:
+        return None
+    for fact in introspection.get("facts") or []:
+        if valid_only and not fact.get("valid"):
+            continue
+        texts = [fact.get("text") or ""]
+        if not valid_only:
+            texts += list(fact.get("former") or [])
+        if any(names_location(str(t), value) for t in texts):
+            return True
+    return False
+
+
+def _introspection(q: pd.DataFrame) -> pd.Series:
+    return q["context_meta"].map(lambda m: (m or {}).get("introspection"))
+
+
+def _per_case(frame: pd.DataFrame, judge: Any) -> pd.Series:
+    """`judge(row)` for every row (True, False or None), as a Series even when `frame` is
+    empty (DataFrame.apply would return a frame there)."""
+    return pd.Series([judge(r) for _, r in frame.iterrows()], index=frame.index, dtype=object)
+
+
+def _share(series: pd.Series) -> str:
+    """`_pct` over the rows that have a verdict; a dash when none has (an arm without it)."""
+    return _pct(series) if series.notna().any() else "–"
+
+
+def _ref(value: Any) -> str:
+    """A paper figure as printed (one decimal), or a dash where the paper reports none."""
+    return "–" if value is None else f"{value:.1f}"
+
+
+def _note(arms: list[str], reference: dict[str, dict[str, Any]]) -> str:
+    ours = [a for a in arms if a not in reference]
+    if not ours:
+        return ""
+    return (
+        f"\n\nRows with no paper figure ({', '.join(ours)}) are ours: the paper reports no such "
+        "row here (docs/peers.md, docs/alfworld_revision.md)."
+    )
+
+
 def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
-    """Appendix B.3: recovery over committed cases (the "-pre" question answered v2)."""
+    """Appendix B.3: recovery over committed cases (the "-pre" question answered v2).
+
+    "v1 in store": the commit arms' retained values; for the peers, their store's own list
+    (`store_names`), with "v1 valid" (v1 still current) and "v2 valid before" (the error
+    committed in the store at the "-pre" question) beside it."""
     q = per_question(runs, "table8")
     q = q[q["run"].isin(df["run"])]  # the runs `collect` reports
+    q = q.assign(introspection=_introspection(q))
     rows = []
     for (arm, d), g in q.groupby(["arm", "d"]):
         pre = g[g.phase == "pre"].set_index("case")
@@ -84,52 +144,110 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
         committed = pre.index[pre["committed.correct"].fillna(False).astype(bool)]
         f = final.loc[final.index.intersection(committed)]
         outcome = f.get("recovered.outcome", pd.Series(dtype=object))
-        retained = final.apply(
+        retained = _per_case(
+            final,
             lambda r: r["gold"] in r["retained"] if isinstance(r["retained"], list) else None,
-            axis=1,
         )
+        v1_any = _per_case(final, lambda r: store_names(r["introspection"], r["gold"]))
+        v1_valid = _per_case(
+            final, lambda r: store_names(r["introspection"], r["gold"], valid_only=True)
+        )
+        # at the "-pre" question the gold is v2: the error is a current fact of the store
+        v2_valid = _per_case(
+            pre, lambda r: store_names(r["introspection"], r["gold"], valid_only=True)
+        )
+        in_store = retained.where(retained.notna(), v1_any)
         ref = paper.TABLE8.get(arm, {})
         rows.append(
             {
                 "arm": arm,
                 "d": d,
                 "committed": f"{len(committed)}/{len(pre)}",
+                "committed (paper)": _ref(ref.get(f"committed_d{d}")),
                 "recovered (ours)": _pct(outcome == "correct"),
-                "recovered (paper)": ref.get(f"recovered_d{d}", "–"),
+                "recovered (paper)": _ref(ref.get(f"recovered_d{d}")),
                 "wrong = v2": _pct(outcome == "stale"),
+                "wrong (paper)": _ref(ref.get(f"wrong_d{d}")),
                 "lost": _pct(~outcome.isin(["correct", "stale"])),
-                "v1 in store": _pct(retained) if retained.notna().any() else "–",
-                "v1 in store (paper)": ref.get("v1_in_store", "–"),
+                "lost (paper)": _ref(ref.get(f"lost_d{d}")),
+                "v1 in store": _share(in_store),
+                "v1 in store (paper)": _ref(ref.get("v1_in_store")),
+                "v1 valid": _share(v1_valid),
+                "v2 valid before": _share(v2_valid),
             }
         )
     table = pd.DataFrame(rows)
+    notes = _note(sorted(table["arm"].unique()), paper.TABLE8) if len(table) else ""
+    for arm, figures in paper.TABLE8_TEXT.items():
+        if arm in set(table.get("arm", [])):
+            notes += (
+                f"\n\nThe paper's B.3 text on {arm}, which has no Table 8 row there (no distance "
+                f'named): it "committed the error in only {figures["committed"]}% of cases, and '
+                f'v1 survived separately in 11 of those 12" '
+                f"({figures['v1_current_of_committed']}%; compare v1 valid)."
+            )
     return (
         header("Table 8: reversibility under retraction", df, RATE_CELLS)
         + "\n"
-        + table.to_markdown(index=False)
+        + table.to_markdown(index=False, disable_numparse=True)
+        + '\n\nCommitted: the "-pre" answer names v2; recovered / wrong / lost are over '
+        "those cases. v1 in store: retained in the cell (commit arms) or named by any fact the "
+        "store holds, valid or invalidated, or by its history (peers: the store's own list); "
+        "v1 valid: named by a current fact after the retraction; v2 valid before: the error "
+        'is a current fact at the "-pre" question (the store committed it).' + notes
     )
 
 
 def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
-    """§4.2.3: the conflict flagged before the settling check, and settled after it."""
+    """§4.2.3: the conflict flagged before the settling check, and settled after it; for the
+    peers, whether both reports are valid facts of their store before the check."""
     q = per_question(runs, "conflict")
     q = q[q["run"].isin(df["run"])]
+    q = q.assign(introspection=_introspection(q))
     rows = []
     for arm, g in q.groupby("arm"):
         ref = paper.CONFLICT.get(arm, {})
         pre, final = g[g.phase == "pre"], g[g.phase == "final"]
+        both = _per_case(
+            pre,
+            lambda r: _all_valid(r["introspection"], (r["question_meta"] or {}).get("candidates")),
+        )
         rows.append(
             {
                 "arm": arm,
                 "flagged before (ours)": _pct(pre.get("flagged.correct", pd.Series(dtype=bool))),
-                "flagged before (paper)": ref.get("flagged_pre", "–"),
+                "flagged before (paper)": _ref(ref.get("flagged_pre")),
                 "store contested": _pct(pre.get("flagged.store_contested", pd.Series(dtype=bool))),
+                "store contested (paper)": _ref(ref.get("contested_pre")),
+                "both reports valid": _share(both),
+                "both reports valid (paper)": _ref(ref.get("both_valid_pre")),
+                "pre matches eventual gold": _pct(
+                    pre.get("flagged.matches_final_gold", pd.Series(dtype=bool))
+                ),
+                "pre matches eventual gold (paper)": _ref(ref.get("pre_matches_gold")),
                 "settled after (ours)": _pct(final.get("settled.correct", pd.Series(dtype=bool))),
-                "settled after (paper)": ref.get("accuracy_post", "–"),
+                "settled after (paper)": _ref(ref.get("accuracy_post")),
             }
         )
     table = pd.DataFrame(rows).set_index("arm")
-    return header("§4.2.3: contest and resolve", df, RATE_CELLS) + "\n" + table.to_markdown()
+    return (
+        header("§4.2.3: contest and resolve", df, RATE_CELLS)
+        + "\n"
+        + table.to_markdown(disable_numparse=True)
+        + "\n\nBefore the settling check: flagged = the answer names both candidates; store "
+        "contested = the commit arm's cell is contested; both reports valid = each candidate is "
+        "named by a current fact of the peer's store (Graphiti: an edge with neither invalid_at "
+        "nor expired_at; Mem0: a memory still stored); pre matches eventual gold = the answer "
+        "names only the location the check will confirm. After it: settled = the confirmed "
+        "location alone." + _note(list(table.index), paper.CONFLICT)
+    )
+
+
+def _all_valid(introspection: Any, candidates: Any) -> Any:
+    """Both reports of a conflict case are valid facts of the store (None without a list)."""
+    if not isinstance(introspection, dict) or not candidates:
+        return None
+    return all(store_names(introspection, c, valid_only=True) for c in candidates)
 
 
 def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
