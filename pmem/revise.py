@@ -20,7 +20,10 @@ from pmem.patch import PATCH_OPS, REVISE_STATUS, Patch
 from pmem.protocols import Writer
 
 _NULLABLE = {"type": ["string", "null"]}
-REVISE_STATUSES = ("superseded", "contested", "revoked")
+# Every status a revise patch can carry, so every operation Table 2 lowers it to can be chosen:
+# superseded -> accept, contradicted -> reject, contested -> contest, revoked -> revoke
+# (`pmem.patch.REVISE_STATUS`; resolve and noop are ops of their own).
+REVISE_STATUSES = ("superseded", "contradicted", "contested", "revoked")
 PATCH_MAX_TOKENS = 160  # the reply budget of one Revise object
 
 
@@ -31,15 +34,17 @@ def revise_schema(resolvable: bool) -> dict[str, Any]:
     ops = ["revise", "resolve", "noop"] if resolvable else ["revise", "noop"]
     return {
         "type": "object",
+        # the key first: which object's cell, then what happens to it (a constrained decoder
+        # writes the properties in this order)
         "properties": {
-            "op": {"type": "string", "enum": ops},
             "key": {"type": "string"},
+            "op": {"type": "string", "enum": ops},
             "old_value": _NULLABLE,
             "new_value": _NULLABLE,
             "status": {"enum": [*REVISE_STATUSES, None]},
             "supersedes": _NULLABLE,
         },
-        "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
+        "required": ["key", "op", "old_value", "new_value", "status", "supersedes"],
         "additionalProperties": False,
     }
 
@@ -71,18 +76,20 @@ def _enum(value: Any) -> str | None:
 
 def _named_key(key: Any) -> str | None:
     """The key a Revise object names, lower-cased with whitespace runs as ``_`` (None when it
-    names none), compared as is with the cell's key only to count how often the model named
-    another key than the one the patch is routed to. Not `pmem.write.normalize_key`, which
-    would also fold the ``.`` of ``{object}.location`` and so change that count."""
+    names none). Routing by the model's key hands this to soft identity
+    (`pmem.identity.SoftIdentity`), which decides which cell it means; routing by a given key
+    compares it as is, only to count how often the model named another key. Not
+    `pmem.write.normalize_key`, which would also fold the ``.`` of ``{object}.location``."""
     if not isinstance(key, str) or not key.strip():
         return None
     return re.sub(r"\s+", "_", key.strip().lower())
 
 
-def parse_revise(obj: Any, key: str) -> tuple[Patch, bool]:
+def parse_revise(obj: Any, key: str | None = None) -> tuple[Patch, bool]:
     """A.2's deterministic post-processing of one Revise object: validate the enumerated
-    fields, clean the values, and route to `key` (the object's cell). Returns the patch and
-    whether the model named another key (counted; routing is by object, B.2)."""
+    fields and clean the values. With `key`, the patch is routed to that cell and the flag says
+    whether the model named another key (counted); without, the patch carries the key the model
+    named (the caller routes it) and the flag is False."""
     if not isinstance(obj, dict):
         raise AnnotationError("invalid", f"expected a JSON object, got {type(obj).__name__}")
     op = _enum(obj.get("op"))
@@ -92,29 +99,32 @@ def parse_revise(obj: Any, key: str) -> tuple[Patch, bool]:
     if status not in REVISE_STATUS:
         raise AnnotationError("invalid", f"status {obj.get('status')!r}")
     named = _named_key(obj.get("key"))
+    if key is None and named is None:
+        raise AnnotationError("invalid", "the object names no key")
     patch = Patch(
         op=op,
-        key=key,
+        key=key if key is not None else named,  # type: ignore[arg-type]
         old_value=_clean_value(obj.get("old_value")),
         new_value=_clean_value(obj.get("new_value")),
         status=status,
         supersedes=_clean_value(obj.get("supersedes")),
     )
-    return patch, named is not None and named != key
+    return patch, key is not None and named is not None and named != key
 
 
 async def predict_patch(
     writer: Writer,
     prompt: str,
-    key: str,
+    key: str | None = None,
     *,
     resolvable: bool,
     max_tokens: int = PATCH_MAX_TOKENS,
 ) -> tuple[Patch, bool]:
     """One patch-prediction call (the writer at temperature 0, json_schema-constrained; §3.3,
-    A.2) and its post-processing: the patch for `key`'s cell and whether the model named another
-    key. `resolvable`: the cell is contested, so `resolve` is offered. A reply that does not
-    parse raises `AnnotationError("unparsed")`, an invalid one `AnnotationError("invalid")`."""
+    A.2) and its post-processing (`parse_revise`): the patch, routed to `key`'s cell when one is
+    given, else carrying the model's own key, and whether the model named another key than
+    `key`. `resolvable`: a shown cell is contested, so `resolve` is offered. A reply that does
+    not parse raises `AnnotationError("unparsed")`, an invalid one `AnnotationError("invalid")`."""
     result = await writer.complete(
         [{"role": "user", "content": prompt}],
         schema=revise_schema(resolvable=resolvable),

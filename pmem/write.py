@@ -6,28 +6,40 @@ or changes the store (soft identity against the registered keys, annotation agai
 the patch itself) runs strictly in arrival order, because arrival order is what fixes the
 direction of supersession.
 
-The models are the caller's (`pmem.protocols.Writer`, `Embedder`); soft identity's nearest-key
-search is a `pmem.protocols.KeyIndex`, by default `FlatKeyIndex`, a plain-Python exact scan.
-(Patch prediction, the other write path, is `pmem.revise`.)
+The models are the caller's (`pmem.protocols.Writer`, `Embedder`); soft identity is
+`pmem.identity.SoftIdentity` (shared with the patch-prediction path's key routing), its
+nearest-key search a `pmem.protocols.KeyIndex`, by default `FlatKeyIndex`, a plain-Python exact
+scan. (Patch prediction, the other write path, is `pmem.revise`.)
 """
 
 from __future__ import annotations
 
 import asyncio
-import operator
 import re
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pmem.graph import InvalidOperation
+from pmem.identity import SAME_PROMPT, SOFT_IDENTITY, FlatKeyIndex, SoftIdentity
 from pmem.memory import Memory
 from pmem.protocols import Embedder, KeyIndex, Writer
 
-# §3.3: a candidate key whose nearest registered key reaches this cosine is shortlisted for the
-# same/different check. The threshold belongs to the embedder; this is the paper's (its embedder).
-SOFT_IDENTITY = 0.72
+__all__ = [
+    "ANNOTATE_PROMPT",
+    "EXTRACT_PROMPT",
+    "PROMPTS",
+    "SAME_PROMPT",
+    "SOFT_IDENTITY",
+    "Fact",
+    "FlatKeyIndex",
+    "SoftIdentity",
+    "WritePath",
+    "WriteStats",
+    "fact_items",
+    "normalize_key",
+    "parse_facts",
+]
 
 # A.4: value-independent snake_case keys, values verbatim, order preserved, nothing deduplicated.
 EXTRACT_PROMPT = """\
@@ -39,13 +51,6 @@ Keep the facts in the order they appear and do not merge or drop repeated ones.
 
 Text:
 {text}"""
-
-# §3.3: the check is shown the two attribute names only; with values it collapses (2 of 135 pairs).
-SAME_PROMPT = """\
-Do these two keys name the same attribute of the same subject?
-A: {a}
-B: {b}
-Answer with one word: same or different."""
 
 # §3.2 Eq. 4 / A.2: one typed operation relating the fact to the key's current head.
 ANNOTATE_PROMPT = """\
@@ -139,51 +144,6 @@ def parse_facts(parsed: Any) -> tuple[list[Fact], int]:
     return [Fact(key, value) for key, value, _ in items], dropped
 
 
-class FlatKeyIndex:
-    """The default `KeyIndex`: an exact scan over the registered keys, standard library only.
-
-    It decides as a numpy float32 matrix does against a float64 query: each vector is stored
-    as float32 (``array("f")``, like ``np.asarray(vector, dtype=np.float32)``), scored by its
-    inner product with the query in float64, and the first highest score wins (``np.argmax``,
-    a NaN included). A BLAS kernel may sum in another order, and numpy scores a float32 query
-    in float32, so two keys within rounding of a tie, or a score within rounding of the
-    threshold, are the only places a numpy index can decide otherwise. One scan costs keys x
-    dimensions multiplications in Python: a large store is better served by a numpy or faiss
-    index passed to `WritePath`.
-    """
-
-    def __init__(self) -> None:
-        self.keys: list[str] = []
-        self._rows: list[array[float]] = []
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def add(self, key: str, vector: Sequence[float]) -> None:
-        row = array("f", vector)
-        self._check_dimensions(len(row))
-        self.keys.append(key)
-        self._rows.append(row)
-
-    def nearest(self, vector: Sequence[float]) -> tuple[str, float] | None:
-        if not self._rows:
-            return None
-        query = [float(x) for x in vector]
-        self._check_dimensions(len(query))
-        best, best_score = 0, 0.0
-        for i, row in enumerate(self._rows):
-            score = sum(map(operator.mul, row, query))
-            if score != score:  # NaN: np.argmax takes the first one
-                return self.keys[i], score
-            if i == 0 or score > best_score:
-                best, best_score = i, score
-        return self.keys[best], best_score
-
-    def _check_dimensions(self, n: int) -> None:
-        if self._rows and n != len(self._rows[0]):
-            raise ValueError(f"a vector of {n} dimensions; the index holds {len(self._rows[0])}")
-
-
 class WritePath:
     """Folds records into a `Memory` as the paper's write path does.
 
@@ -214,8 +174,11 @@ class WritePath:
         self.annotate = annotate
         self.concurrency = concurrency
         self.stats = WriteStats()
-        self._alias: dict[str, str] = {}  # candidate key -> the registered key it was routed to
-        self.index: KeyIndex = FlatKeyIndex() if index is None else index  # registered keys
+        self.identity = (
+            None
+            if soft_identity is None or embedder is None
+            else SoftIdentity(embedder, writer, threshold=soft_identity, index=index)
+        )
 
     async def extract(self, text: str) -> list[Fact]:
         result = await self.writer.complete(
@@ -254,30 +217,20 @@ class WritePath:
             self._apply(key, fact.value, op, evidence)
 
     async def identify(self, key: str) -> str:
-        """Soft key identity (§3.3): route a candidate key to the registered key it names.
-        Each candidate is decided once (the decision is remembered, like any write)."""
-        if self.threshold is None:
+        """Soft key identity (§3.3): route a candidate key to the registered key it names
+        (`pmem.identity.SoftIdentity`); without it every key is its own cell."""
+        if self.identity is None:
             return key
-        if key in self._alias:
-            return self._alias[key]
-        (vector,) = await self.embedder.embed([key.replace("_", " ")], kind="query")
-        routed = key
-        hit = self.index.nearest(vector)
-        if hit is not None:
-            nearest, score = hit
-            if score >= self.threshold:
-                self.stats.gated += 1
-                if await self._same(key, nearest):
-                    self.stats.merged += 1
-                    routed = nearest
-        if routed == key:
-            self.index.add(key, vector)
-        self._alias[key] = routed
+        before = self.identity.gated, self.identity.merged
+        routed = await self.identity.identify(key)
+        self.stats.gated += self.identity.gated - before[0]
+        self.stats.merged += self.identity.merged - before[1]
         return routed
 
-    async def _same(self, a: str, b: str) -> bool:
-        reply = await self.writer.complete(SAME_PROMPT.format(a=a, b=b), max_tokens=4)
-        return reply.text.strip().lower().startswith("same")
+    @property
+    def index(self) -> KeyIndex | None:
+        """The registered keys' index (None with soft identity off)."""
+        return None if self.identity is None else self.identity.index
 
     async def choose_op(self, key: str, fact: Fact, evidence: str) -> str:
         current = self.memory.cell(key).value

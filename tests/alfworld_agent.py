@@ -1,8 +1,10 @@
 """A scripted stand-in for the models of the ALFWorld-Revision arms, served by `ScriptedServer`.
 
 One callable answers the three prompts the arms and the benchmark send:
-- the patch prompt: a correct Revise object for the observation and the cell shown (the
-  template parser of `baselines.pmem_arms.commit` fills it), or garbage when told to;
+- the patch prompt: a correct Revise object for the observation, on the shown cell it is about
+  or a new one (the template parser of `baselines.pmem_arms.commit` fills it), or garbage when
+  told to;
+- soft identity's same/different check: same when the two keys name one object;
 - the reconstruction prompt: the destination of the last retrieved line about the object;
 - the answer prompt: the value of a ``[key] value`` cell (both candidates when it is
   contested, nothing when it is empty), else the destination of the last line about the object.
@@ -18,13 +20,19 @@ import threading
 from typing import Any
 
 from baselines.pmem_arms.commit import oracle_patch
+from benchmarks.models.scripted_household import choose_cell, object_of, same_object
 
-CELL = re.compile(
-    r"^Cell: (?P<key>\S+) = (?P<value>.+?)(?P<contested> \(contested\))?"
-    r"(?: \| alternatives: .*)?$",
-    re.M,
+CELLS = re.compile(
+    r"\nCells:(?P<cells> \(none\)|(?:\n[^\n]+ = [^\n]*)+)\nObservation: (?P<text>.+)\n*\Z"
 )
-OBSERVATION = re.compile(r"^Observation: (?P<text>.+)$", re.M)
+CELL_VALUE = re.compile(r"^(?P<value>.+?)(?P<contested> \(contested\))?(?: \| alternatives: .*)?$")
+SAME = re.compile(r"^A: (?P<a>\S+)\nB: (?P<b>\S+)$", re.M)
+# how the writer may spell a key (soft identity must bring each back to the object's cell)
+KEY_STYLES = {
+    "exact": lambda obj: f"{obj}.location",
+    "spaced": lambda obj: f"{obj} location",
+    "paraphrased": lambda obj: f"Location of {obj}",
+}
 READ_CELL = re.compile(
     r"^\[(?P<key>\S+)\] (?P<value>[^\n|]+?)(?P<contested> \(contested\))?"
     r"(?: \| alternatives: (?P<alts>[^\n|]+?))?(?: \|[^\n]*)?$",
@@ -45,10 +53,14 @@ def last_location(lines: str, obj: str) -> str | None:
 
 
 class Agent:
-    """The callable for `ScriptedServer(rules=Agent())`; `garbage` makes the writer useless."""
+    """The callable for `ScriptedServer(rules=Agent())`; `garbage` makes the writer useless;
+    `key_styles` (names of `KEY_STYLES`) are the spellings the writer cycles through, per
+    object, instead of copying the shown key."""
 
-    def __init__(self, garbage: str | None = None) -> None:
+    def __init__(self, garbage: str | None = None, key_styles: tuple[str, ...] = ()) -> None:
         self.garbage = garbage
+        self.key_styles = [KEY_STYLES[k] for k in key_styles]
+        self._written: collections.Counter[str] = collections.Counter()
         self.calls: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
 
@@ -57,6 +69,8 @@ class Agent:
         kind = (
             "patch"
             if text.startswith("You maintain an agent's memory")
+            else "same"
+            if text.startswith("Do these two keys")
             else "recon"
             if "Reconstruct the current state" in text
             else "answer"
@@ -68,14 +82,25 @@ class Agent:
     def patch(self, text: str) -> str:
         if self.garbage is not None:
             return self.garbage
-        cells, observations = list(CELL.finditer(text)), list(OBSERVATION.finditer(text))
-        assert cells and observations, text
-        cell, obs = cells[-1], observations[-1]  # the last: the real ones, after the examples
-        value = None if cell["value"] == "(empty)" else cell["value"]
-        status = "contested" if cell["contested"] else "active"
-        p = oracle_patch(obs["text"], cell["key"], value, status)
+        real = CELLS.search(text)  # the last block: the real one, after the examples
+        assert real, text
+        key, cell = choose_cell(real["cells"], real["text"])
+        if self.key_styles:  # the writer's own spelling, another at each event of the object
+            obj = object_of(key)
+            with self._lock:
+                n, self._written[obj] = self._written[obj], self._written[obj] + 1
+            key = self.key_styles[n % len(self.key_styles)](obj)
+        m = CELL_VALUE.match(cell)
+        value = None if m["value"] == "(empty)" else m["value"]  # type: ignore[index]
+        status = "contested" if m["contested"] else "active"  # type: ignore[index]
+        p = oracle_patch(real["text"], key, value, status)
         fields = ("op", "key", "old_value", "new_value", "status", "supersedes")
         return json.dumps({f: getattr(p, f) for f in fields})
+
+    def same(self, text: str) -> str:
+        m = SAME.search(text)
+        assert m, text
+        return "same" if same_object(m["a"], m["b"]) else "different"
 
     def recon(self, text: str) -> str:
         evidence = text.split("Entries:\n", 1)[1].split("\n\nQuestion:", 1)[0]

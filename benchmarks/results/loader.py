@@ -37,6 +37,11 @@ INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
 # `writer=vllm35b` is reported as `<arm>_35b`.
 WRITER_ROWS: dict[str, str] = {"Qwen/Qwen3.6-35B-A3B-FP8": "_35b"}
+# The commit arm's patch writer. Its runs made before it routed by the model's own key (issue
+# 14.2) have no `arm.routing` in their manifest: the generator's labels picked their cells, so
+# they are rows of the oracle-routing variant (`LABEL_ROUTED`), never P-Mem's own commit row.
+PATCH_COMMIT_ARM = "baselines.pmem_arms.commit.PatchCommitArm"
+LABEL_ROUTED = "_label_routed"
 
 
 class NoRuns(LookupError):
@@ -47,8 +52,16 @@ def arm_key(cfg: dict[str, Any]) -> str:
     """A run's row name: the arm's name, plus its writer when the run gives the write path a
     model of its own (`writer=<profile>`): `<arm>_35b` for the paper's 35B extractor (the rows
     of Appendix D), `<arm>@<model>` for any other writer, so the same arm with two writers is
-    two rows and never one run hiding the other."""
+    two rows and never one run hiding the other. A commit run from before routing by the
+    model's key is a `<arm>_label_routed` row (`PATCH_COMMIT_ARM`)."""
     name = cfg["arm"]["name"]
+    arm = cfg["arm"]
+    if (
+        arm.get("_target_") == PATCH_COMMIT_ARM
+        and "routing" not in arm
+        and not name.endswith(LABEL_ROUTED)
+    ):
+        name += LABEL_ROUTED
     writer = (cfg.get("writer") or {}).get("model")
     if not writer:
         return name

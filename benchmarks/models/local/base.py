@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 
 from benchmarks.models.server import LOOPBACK, ServerStartError, SubprocessServer
@@ -79,9 +80,15 @@ class LocalServer(SubprocessServer):
                 text = str(exc).lower()
                 lost_port = "address already in use" in text or "couldn't bind" in text
                 if attempt == attempts or not lost_port:
-                    raise ServerStartError(f"{self.name} server: {exc}") from exc
+                    signal = re.search(r"exited \(code -(\d+)\)", str(exc))
+                    hint = self.crash_hint(int(signal[1])) if signal else ""
+                    raise ServerStartError(f"{self.name} server: {exc}{hint}") from exc
                 log.info("%s: port %s was taken, trying another", self.name, self.bound_port)
         raise AssertionError("unreachable")
+
+    def crash_hint(self, signal: int) -> str:
+        """A line on what to try when the server died by `signal` while starting ('' if none)."""
+        return ""
 
     def __repr__(self) -> str:
         where = self._base_url or "stopped"

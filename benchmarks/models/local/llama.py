@@ -123,6 +123,14 @@ class LlamaCppServer(LocalServer):
             *self.extra_args,
         ]  # fmt: skip
 
+    def crash_hint(self, signal: int) -> str:
+        return (
+            f"\nllama-server died by signal {signal} while starting. A llama.cpp compiled on "
+            "another CPU can crash on this one: `make setup-local` keeps one build per CPU "
+            "(under $PMEM_CACHE/wheels/); delete that folder's build for this CPU to rebuild "
+            "it, or set PMEM_LLAMA_SERVER=/path/to/llama-server."
+        )
+
     @property
     def tokenize_url(self) -> str:
         """llama-server's tokenizer endpoint (`POST {"content": ...}` -> `{"tokens": [...]}`),
