@@ -34,17 +34,15 @@ def revise_schema(resolvable: bool) -> dict[str, Any]:
     ops = ["revise", "resolve", "noop"] if resolvable else ["revise", "noop"]
     return {
         "type": "object",
-        # the key first: which object's cell, then what happens to it (a constrained decoder
-        # writes the properties in this order)
         "properties": {
-            "key": {"type": "string"},
             "op": {"type": "string", "enum": ops},
+            "key": {"type": "string"},
             "old_value": _NULLABLE,
             "new_value": _NULLABLE,
             "status": {"enum": [*REVISE_STATUSES, None]},
             "supersedes": _NULLABLE,
         },
-        "required": ["key", "op", "old_value", "new_value", "status", "supersedes"],
+        "required": ["op", "key", "old_value", "new_value", "status", "supersedes"],
         "additionalProperties": False,
     }
 
@@ -74,7 +72,7 @@ def _enum(value: Any) -> str | None:
     return text.lower() if text is not None else None
 
 
-def _named_key(key: Any) -> str | None:
+def named_key(key: Any) -> str | None:
     """The key a Revise object names, lower-cased with whitespace runs as ``_`` (None when it
     names none). Routing by the model's key hands this to soft identity
     (`pmem.identity.SoftIdentity`), which decides which cell it means; routing by a given key
@@ -98,7 +96,7 @@ def parse_revise(obj: Any, key: str | None = None) -> tuple[Patch, bool]:
     status = _enum(obj.get("status"))
     if status not in REVISE_STATUS:
         raise AnnotationError("invalid", f"status {obj.get('status')!r}")
-    named = _named_key(obj.get("key"))
+    named = named_key(obj.get("key"))
     if key is None and named is None:
         raise AnnotationError("invalid", "the object names no key")
     patch = Patch(

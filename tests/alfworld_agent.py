@@ -1,9 +1,9 @@
 """A scripted stand-in for the models of the ALFWorld-Revision arms, served by `ScriptedServer`.
 
 One callable answers the three prompts the arms and the benchmark send:
-- the patch prompt: a correct Revise object for the observation, on the shown cell it is about
-  or a new one (the template parser of `baselines.pmem_arms.commit` fills it), or garbage when
-  told to;
+- the key prompt: the key of the object the observation is about, spelt as told;
+- the patch prompt: a correct Revise object for the observation and the cell shown (the
+  template parser of `baselines.pmem_arms.commit` fills it), or garbage when told to;
 - soft identity's same/different check: same when the two keys name one object;
 - the reconstruction prompt: the destination of the last retrieved line about the object;
 - the answer prompt: the value of a ``[key] value`` cell (both candidates when it is
@@ -20,12 +20,14 @@ import threading
 from typing import Any
 
 from baselines.pmem_arms.commit import oracle_patch
-from benchmarks.models.scripted_household import choose_cell, object_of, same_object
+from benchmarks.models.scripted_household import same_object, subject_of
 
-CELLS = re.compile(
-    r"\nCells:(?P<cells> \(none\)|(?:\n[^\n]+ = [^\n]*)+)\nObservation: (?P<text>.+)\n*\Z"
+CELL = re.compile(
+    r"^Cell: (?P<key>\S+) = (?P<value>.+?)(?P<contested> \(contested\))?"
+    r"(?: \| alternatives: .*)?$",
+    re.M,
 )
-CELL_VALUE = re.compile(r"^(?P<value>.+?)(?P<contested> \(contested\))?(?: \| alternatives: .*)?$")
+OBSERVATION = re.compile(r"^Observation: (?P<text>.+)$", re.M)
 SAME = re.compile(r"^A: (?P<a>\S+)\nB: (?P<b>\S+)$", re.M)
 # how the writer may spell a key (soft identity must bring each back to the object's cell)
 KEY_STYLES = {
@@ -54,8 +56,8 @@ def last_location(lines: str, obj: str) -> str | None:
 
 class Agent:
     """The callable for `ScriptedServer(rules=Agent())`; `garbage` makes the writer useless;
-    `key_styles` (names of `KEY_STYLES`) are the spellings the writer cycles through, per
-    object, instead of copying the shown key."""
+    `key_styles` (names of `KEY_STYLES`) are the spellings the key call cycles through, per
+    object (default: always `{obj}.location`)."""
 
     def __init__(self, garbage: str | None = None, key_styles: tuple[str, ...] = ()) -> None:
         self.garbage = garbage
@@ -67,7 +69,9 @@ class Agent:
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         text = str(messages[-1]["content"])
         kind = (
-            "patch"
+            "key"
+            if "belong to?" in text
+            else "patch"
             if text.startswith("You maintain an agent's memory")
             else "same"
             if text.startswith("Do these two keys")
@@ -82,20 +86,25 @@ class Agent:
     def patch(self, text: str) -> str:
         if self.garbage is not None:
             return self.garbage
-        real = CELLS.search(text)  # the last block: the real one, after the examples
-        assert real, text
-        key, cell = choose_cell(real["cells"], real["text"])
-        if self.key_styles:  # the writer's own spelling, another at each event of the object
-            obj = object_of(key)
-            with self._lock:
-                n, self._written[obj] = self._written[obj], self._written[obj] + 1
-            key = self.key_styles[n % len(self.key_styles)](obj)
-        m = CELL_VALUE.match(cell)
-        value = None if m["value"] == "(empty)" else m["value"]  # type: ignore[index]
-        status = "contested" if m["contested"] else "active"  # type: ignore[index]
-        p = oracle_patch(real["text"], key, value, status)
+        cells, observations = list(CELL.finditer(text)), list(OBSERVATION.finditer(text))
+        assert cells and observations, text
+        cell, obs = cells[-1], observations[-1]  # the last: the real ones, after the examples
+        value = None if cell["value"] == "(empty)" else cell["value"]
+        status = "contested" if cell["contested"] else "active"
+        p = oracle_patch(obs["text"], cell["key"], value, status)
         fields = ("op", "key", "old_value", "new_value", "status", "supersedes")
         return json.dumps({f: getattr(p, f) for f in fields})
+
+    def key(self, text: str) -> str:
+        """The key call: the observed object's key, spelt the next of `key_styles` ways."""
+        obs = list(OBSERVATION.finditer(text))[-1]["text"]
+        obj = subject_of(obs) or "object"
+        with self._lock:
+            n, self._written[obj] = self._written[obj], self._written[obj] + 1
+        style = (
+            self.key_styles[n % len(self.key_styles)] if self.key_styles else KEY_STYLES["exact"]
+        )
+        return json.dumps({"key": style(obj)})
 
     def same(self, text: str) -> str:
         m = SAME.search(text)

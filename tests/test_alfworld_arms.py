@@ -192,7 +192,7 @@ def test_the_patch_call_body(agent) -> None:
     assert REVISE_SCHEMA["properties"]["op"]["enum"] == ["revise", "resolve", "noop"]
     prompt = body["messages"][-1]["content"]
     # the current value, last, after the fixed instructions (a cacheable prompt prefix)
-    assert re.search(r"\nCells:\n\S+\.location = \S+ \d+\nObservation: Update: .+\n\Z", prompt)
+    assert re.search(r"\nCell: \S+\.location = \S+ \d+\nObservation: Update: .+\n\Z", prompt)
 
 
 @pytest.mark.parametrize(
@@ -215,8 +215,9 @@ def test_a_failing_annotation_falls_back_to_noop_and_is_counted(reply: str, reas
         meta = r["context_meta"]
         assert meta["noop_fallbacks"] == 3 and meta["fallback_reasons"] == {reason: 3}
         assert r["context"].endswith("] (empty)") and meta["decisions"] == {}
-        # the model's own key is routed (soft identity), never compared with a label
-        assert meta["key_mismatches"] == 0 and meta["routing"] == "identity"
+        # the key call routed the event; the patch naming another key ("k") is counted
+        assert meta["key_mismatches"] == (3 if reason == "refused" else 0)
+        assert meta["routing"] == "identity" and meta["events_reached_cell"] == 3
     assert score(records, LocationMatch()) and not any(
         s["correct"] for s in score(records, LocationMatch())
     )

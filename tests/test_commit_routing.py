@@ -83,14 +83,17 @@ def test_a_distractors_key_never_reaches_the_targets_cell(misspelling) -> None:
 
 
 def test_oracle_routing_is_the_labelled_variant(misspelling) -> None:
-    server, _ = misspelling
+    """Label routing makes no key call and no same/different check: the label is the cell."""
+    server, script = misspelling
+    before = dict(script.calls)
     bench = AlfworldRevision(probe="chains", L=2, cases=2)
     records = run(server, bench, _arm(routing="label"))
+    assert script.calls["key"] == before.get("key", 0)
+    assert script.calls["same"] == before.get("same", 0)
     for r in records:
         meta = r["context_meta"]
-        assert meta["routing"] == "label"
-        assert meta["key_mismatches"] > 0  # the writer named other spellings; the label won
-        assert meta["events_reached_cell"] == meta["events_seen"]
+        assert meta["routing"] == "label" and meta["cells"] == 1
+        assert meta["events_reached_cell"] == meta["events_seen"] == 3
     assert accuracy(score(records, LocationMatch())) == 1.0
 
 

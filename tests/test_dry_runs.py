@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from baselines.pmem_arms.commit import PATCH_PROMPT, cells_block
+from baselines.pmem_arms.commit import KEY_PROMPT, KEY_SCHEMA, PATCH_PROMPT
 from baselines.reference.raw import RECON_PROMPT
 from benchmarks.alfworld_revision.benchmark import AlfworldRevision
 from benchmarks.factconsolidation import TEMPLATES as FACT_TEMPLATES
@@ -179,12 +179,12 @@ def test_the_patch_writer_replies_a_schema_valid_revise_object(
     cell: str, observation: str, resolvable: bool, want: tuple[str, str | None]
 ) -> None:
     schema = revise_schema(resolvable)
-    # the mug's cell among the store's (another object's first), or no cell yet
-    lines = (
-        [] if cell == "(empty)" else ["kettle.location = stoveburner 2", f"mug.location = {cell}"]
-    )
-    prompt = PATCH_PROMPT.format(cells=cells_block(lines), observation=observation)
+    prompt = PATCH_PROMPT.format(cell=f"mug.location = {cell}", observation=observation)
     obj = json.loads(ask(scripted_server(), prompt, **json_schema_body("revise", schema)))
+    # the key call before it names the observed object's key
+    key = ask(scripted_server(), KEY_PROMPT.format(observation=observation),
+              **json_schema_body("key", KEY_SCHEMA))  # fmt: skip
+    assert json.loads(key) == {"key": "mug.location"}
     assert set(obj) == set(schema["required"]) and obj["key"] == "mug.location"
     assert obj["op"] in schema["properties"]["op"]["enum"]
     assert obj["status"] in schema["properties"]["status"]["enum"]

@@ -47,7 +47,13 @@ from pmem.graph import CONTESTED, EMPTY
 from pmem.identity import SAME_PROMPT, SOFT_IDENTITY, SoftIdentity
 from pmem.patch import decide
 from pmem.render import check_disclose, one_line, render_cell
-from pmem.revise import REVISE_SCHEMA, AnnotationError, predict_patch, revise_schema
+from pmem.revise import (
+    REVISE_SCHEMA,
+    AnnotationError,
+    named_key,
+    predict_patch,
+    revise_schema,
+)
 
 TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
 ROUTES = ("target", "pool")
@@ -66,18 +72,16 @@ WRITER_FILE = "writer.json"
 # has to read the observation, not match it.
 PATCH_PROMPT = """\
 You maintain an agent's memory of where household objects are: one cell per object, holding \
-its current location, under the key "<object>.location". A new observation arrives; decide how \
-it changes the cell of the object it is about, and reply with one JSON object with these fields:
-- "key": that object's cell: its key as shown before " = " when a cell below is about the \
-object, else "<object>.location" for a new cell.
+its current location. A new observation arrives; decide how it changes the object's cell and \
+reply with one JSON object with these fields:
 - "op": "revise" to write to the cell; "resolve" only when the cell is marked (contested) and \
 the observation confirms one of its values; "noop" when the observation changes nothing.
-- "old_value": the cell's current value exactly as shown, or null if the object has no cell \
-below or its cell is (empty).
+- "key": the cell's key, as shown before " = ".
+- "old_value": the cell's current value exactly as shown, or null if the cell is (empty).
 - "new_value": the location the observation gives for the object, copied exactly (for example \
 "cabinet 3"), or null if it gives none.
 - "status": what the observation means for the old value:
-  "superseded" if the observation says the object was moved, or the cell is (empty) or new;
+  "superseded" if the observation says the object was moved, or the cell is (empty);
   "contested" if it only states that the object is somewhere else, without saying it was \
 moved: two reports disagree and nothing says which one is right;
   "contradicted" if it says the current value was wrong all along and gives the right \
@@ -87,49 +91,36 @@ location: a correction, not a move;
   null with "resolve" or "noop".
 - "supersedes": the same as old_value.
 
-Examples (other objects):
+Examples (another object):
 
-Cells: (none)
+Cell: mug.location = (empty)
 Observation: The mug was seen on shelf 2.
-{{"key": "mug.location", "op": "revise", "old_value": null, "new_value": "shelf 2", \
+{{"op": "revise", "key": "mug.location", "old_value": null, "new_value": "shelf 2", \
 "status": "superseded", "supersedes": null}}
 
-Cells:
-mug.location = shelf 2
+Cell: mug.location = shelf 2
 Observation: Someone carried the mug from shelf 2 to sinkbasin 1.
-{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "sinkbasin 1", \
 "status": "superseded", "supersedes": "shelf 2"}}
 
-Cells:
-mug.location = sinkbasin 1
-Observation: A kettle sits on stoveburner 2.
-{{"key": "kettle.location", "op": "revise", "old_value": null, "new_value": "stoveburner 2", \
-"status": "superseded", "supersedes": null}}
-
-Cells:
-kettle.location = stoveburner 2
-mug.location = desk 1
+Cell: mug.location = desk 1
 Observation: The message that the mug went to desk 1 was a mistake.
-{{"key": "mug.location", "op": "revise", "old_value": "desk 1", "new_value": null, \
+{{"op": "revise", "key": "mug.location", "old_value": "desk 1", "new_value": null, \
 "status": "revoked", "supersedes": "desk 1"}}
 
-Cells:
-mug.location = shelf 2
+Cell: mug.location = shelf 2
 Observation: Correction: the mug was never on shelf 2; it has been on desk 3 all along.
-{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "desk 3", \
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 3", \
 "status": "contradicted", "supersedes": "shelf 2"}}
 
-Cells:
-mug.location = shelf 2 (contested) | alternatives: desk 1
+Cell: mug.location = shelf 2 (contested) | alternatives: desk 1
 Observation: Confirmed: the mug is on desk 1.
-{{"key": "mug.location", "op": "resolve", "old_value": "shelf 2", "new_value": "desk 1", \
+{{"op": "resolve", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
 "status": null, "supersedes": "shelf 2"}}
 
-Cells:
-mug.location = shelf 2
-kettle.location = stoveburner 2
+Cell: mug.location = shelf 2
 Observation: A second report says the mug is on desk 1.
-{{"key": "mug.location", "op": "revise", "old_value": "shelf 2", "new_value": "desk 1", \
+{{"op": "revise", "key": "mug.location", "old_value": "shelf 2", "new_value": "desk 1", \
 "status": "contested", "supersedes": "shelf 2"}}
 
 Rule: when the cell already holds a location and the observation gives another one without \
@@ -137,14 +128,39 @@ saying that the object was moved, the status is "contested", not "superseded".
 
 Now the real one. Reply with the JSON object only.
 
-Cells:{cells}
+Cell: {cell}
 Observation: {observation}
 """
 
 
-def cells_block(lines: Sequence[str]) -> str:
-    """The prompt's cell list: `` (none)`` on the same line, else one ``key = value`` a line."""
-    return "".join(f"\n{line}" for line in lines) if lines else " (none)"
+# Routing by the model's own key (§3.3 soft key identity): before the patch call, the writer names
+# the key of the object an observation is about, from the observation alone, as the extraction
+# path names a fact's key; soft identity then finds the cell that key means. Examples use other
+# objects and other wording than the benchmark's templates.
+KEY_PROMPT = """\
+You maintain an agent's memory of where household objects are: one cell per object, holding \
+its current location, under the key "<object>.location". Which object's cell does the \
+observation below belong to? Name the object whose location it gives, changes or corrects, and \
+reply with one JSON object: {{"key": "<object>.location"}}.
+
+Observation: The mug was seen on shelf 2.
+{{"key": "mug.location"}}
+
+Observation: Someone carried the kettle from stoveburner 1 to sinkbasin 1.
+{{"key": "kettle.location"}}
+
+Observation: The message that the soapbar went to desk 1 was a mistake.
+{{"key": "soapbar.location"}}
+
+Observation: {observation}
+"""
+KEY_SCHEMA = {
+    "type": "object",
+    "properties": {"key": {"type": "string"}},
+    "required": ["key"],
+    "additionalProperties": False,
+}
+KEY_MAX_TOKENS = 32
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,24 +383,23 @@ def routing_audit(routes: Sequence[tuple[str | None, str | None]]) -> tuple[dict
 class CommitArm(MemoryArm):
     """Write-time commit: one patch per event in arrival order, routed by key; read one cell.
 
-    `routing="identity"` (P-Mem's): the writer is shown the store's cells and names the key
-    of the object the event is about; soft key identity (`pmem.identity.SoftIdentity`, the
-    embedder profile's threshold, a same/different check by the writer) routes that key to the
-    cell it means or opens a new one; the question's key, read from its text, is resolved the
-    same way without opening a cell. `routing="label"` is the oracle-routing variant: the
-    generator's object label picks the cell and the question's `meta["key"]` the read.
-    Either way the labels are read once more, after routing, to audit it (`routing_audit`):
-    the audit never changes a route.
+    `routing="identity"` (P-Mem's): the writer names the key of the object the event is about
+    (`name_key`, from the event's text alone) and soft key identity (`pmem.identity.
+    SoftIdentity`: the embedder profile's threshold, the writer's same/different check) routes it
+    to the cell it means or opens a new one; the question's key, read from its text, is resolved
+    the same way without opening a cell. `routing="label"` is the oracle-routing variant: the
+    generator's object label picks the cell and the question's `meta["key"]` the read. Either
+    way the patch call is then shown that one cell. The labels are read once more, after
+    routing, to audit it (`routing_audit`): the audit never changes a route.
 
-    Subclasses supply the writer (`annotate`). A failing annotation - no JSON, an invalid
-    field, or a patch the controller refuses (stale old_value, resolve on a cell that is not
-    contested) - falls back to noop and is counted by reason, as in §3.3 / A.2."""
+    Subclasses supply the writer (`annotate`, and `name_key` for identity routing). A failing
+    annotation - no JSON, an invalid field, or a patch the controller refuses (stale old_value,
+    resolve on a cell that is not contested) - falls back to noop and is counted by reason, as
+    in §3.3 / A.2."""
 
     writer_name: ClassVar[str] = "?"
-    #: the routings this writer supports (the template oracle has no key of its own to route)
+    #: the routings this writer supports (the template oracle names no key of its own)
     routings: ClassVar[tuple[str, ...]] = ("identity", "label")
-    #: most cells shown to the writer: the store's cells nearest the observation beyond it
-    max_cells: ClassVar[int] = 12
 
     def __init__(
         self,
@@ -420,61 +435,45 @@ class CommitArm(MemoryArm):
         self.routes: list[tuple[str | None, str | None]] = []  # (object label, cell): the audit
 
     @abc.abstractmethod
-    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
-        """The patch for one event, shown `cells` (raise `AnnotationError` when there is none).
-        Under label routing `cells` is the routed cell alone and the patch is for it."""
+    async def annotate(self, event: Event, key: str) -> Patch:
+        """The patch for one event on cell `key` (raise `AnnotationError` when there is none)."""
 
-    async def shown_cells(self, event: Event) -> list[str]:
-        """The cells the writer sees: the labelled one (label routing), else the store's cells
-        (its registered keys), the `max_cells` nearest the observation when there are more."""
-        if self.identity is None:
-            return [event_key(event)]
-        keys = self.identity.keys
-        if len(keys) <= self.max_cells:
-            return keys
-        (query,) = await self.identity.embedder.embed([event.text], kind="query")
-        vectors = self.identity.state()["vectors"]
-        score = {k: sum(a * b for a, b in zip(vectors[k], query, strict=True)) for k in keys}
-        nearest = set(sorted(keys, key=lambda k: -score[k])[: self.max_cells])
-        return [k for k in keys if k in nearest]  # registration order, as when all are shown
+    async def name_key(self, event: Event) -> str:
+        """The key the writer names for an event (identity routing only)."""
+        raise NotImplementedError(f"{type(self).__name__} names no key")
 
-    async def route_patch(self, event: Event, patch: Patch) -> Patch:
-        """The patch on the cell it routes to: the label's (oracle routing), else the cell the
-        model's key names by soft identity. A noop opens no cell (None when it names none)."""
+    async def cell_for(self, event: Event) -> str:
+        """The cell an event goes to: the label's (oracle routing), else the key the writer
+        names, routed by soft identity."""
         if self.identity is None:
-            return patch
-        if patch.op == "noop":
-            found = await self.identity.find(patch.key)
-            return replace(patch, key=found) if found else replace(patch, key="")
-        return replace(patch, key=await self.identity.identify(patch.key))
+            return event_key(event)
+        return await self.identity.identify(await self.name_key(event))
 
     async def ingest(self, events: Sequence[Event]) -> None:
         for event in events:  # arrival order: the direction of supersession is fixed here
             if self.route == "target" and event.meta.get("chain") != TARGET_CHAIN:
                 continue
             evidence = self.store.observe(event.text)
-            cells = await self.shown_cells(event)
-            key = cells[0] if self.identity is None else None  # known before the call: the label
+            key: str | None = None
             try:
-                patch = await self.route_patch(event, await self.annotate(event, cells))
-                key = patch.key or None
+                key = await self.cell_for(event)
+                patch = await self.annotate(event, key)
                 if patch.op == "noop":
-                    if key:
-                        self.store.noop(key, evidence)
+                    self.store.noop(key, evidence)
                     self.decisions["noop"] += 1
                     continue
                 self.decisions[self.store.apply(key, patch, evidence)] += 1
             except (AnnotationError, InvalidOperation) as err:
                 reason = err.reason if isinstance(err, AnnotationError) else "refused"
-                if key:
+                if key is not None:
                     self.store.noop(key, evidence)
                 self.fallbacks[reason] += 1
             finally:
                 self.routes.append((event.meta.get("object"), key))
 
     async def read_key(self, question: Question) -> str:
-        """The cell a question reads: its key resolved by soft identity (the key itself when it
-        names no cell, which then reads as empty), or the label's under oracle routing."""
+        """The cell a question reads: the key its text names resolved by soft identity (the key
+        itself when it names no cell, which then reads as empty), or the label's."""
         if self.identity is None:
             return question_key(question)
         asked = asked_key(question)
@@ -484,7 +483,6 @@ class CommitArm(MemoryArm):
         key = await self.read_key(question)
         value, status = self.store.head(key)
         home, reached = routing_audit(self.routes)
-        routed = sum(cell is not None for _, cell in self.routes)
         meta = {
             "writer": self.writer_name,
             "retention": self.store.retention,
@@ -499,10 +497,10 @@ class CommitArm(MemoryArm):
             "fallback_reasons": dict(sorted(self.fallbacks.items())),
             "key_mismatches": self.key_mismatches,
             # the routing audit (labels read after the fact; B.2's "routed to its object's cell")
-            "events_routed": routed,
-            "events_reached_cell": reached,
             "events_seen": len(self.routes),
-            "cells": len(self.identity.keys) if self.identity else len(set(home.values())),
+            "events_routed": sum(cell is not None for _, cell in self.routes),
+            "events_reached_cell": reached,
+            "cells": len({cell for _, cell in self.routes if cell is not None}),
             "question_reached_cell": int(home.get(str(question.meta["object"])) == key)
             if question.meta.get("object")
             else None,
@@ -539,27 +537,47 @@ class CommitArm(MemoryArm):
 
 class PatchCommitArm(CommitArm):
     """P-Mem commit: one patch-prediction call per event (the writer model at temperature 0,
-    json_schema-constrained Revise object), shown the cells' current state so it can name the
-    cell and the value it replaces (§3.3, A.2, B.2)."""
+    json_schema-constrained Revise object), shown the cell's current state so it can name the
+    value it replaces (§3.3, A.2, B.2); under identity routing a short key call first names the
+    object's key (`KEY_PROMPT`)."""
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
     prompts: ClassVar[dict[str, str]] = {
         "patch": PATCH_PROMPT,
         "patch_schema": json.dumps(REVISE_SCHEMA, sort_keys=True),
         "patch_schema_uncontested": json.dumps(revise_schema(False), sort_keys=True),
+        "key": KEY_PROMPT,
+        "key_schema": json.dumps(KEY_SCHEMA, sort_keys=True),
         "same": SAME_PROMPT,
     }
     writer_name = "llm"
 
-    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
-        writer = self.services.writer
-        if writer is None:
+    def _writer(self) -> Any:
+        if self.services.writer is None:
             raise ValueError("this commit arm needs a writer model (the llm profile)")
-        lines = [self.store.describe(k) for k in cells]
-        prompt = PATCH_PROMPT.format(cells=cells_block(lines), observation=event.text)
-        resolvable = any(self.store.head(k)[1] == CONTESTED for k in cells)
-        label = cells[0] if self.identity is None else None  # oracle routing: the shown cell
-        patch, mismatch = await predict_patch(writer, prompt, label, resolvable=resolvable)
+        return self.services.writer
+
+    async def name_key(self, event: Event) -> str:
+        result = await self._writer().complete(
+            [{"role": "user", "content": KEY_PROMPT.format(observation=event.text)}],
+            schema=KEY_SCHEMA,
+            schema_name="key",
+            max_tokens=KEY_MAX_TOKENS,
+            temperature=0.0,
+        )
+        if result.parsed is None:
+            raise AnnotationError("unparsed", getattr(result, "parse_error", None) or "")
+        key = named_key(result.parsed.get("key") if isinstance(result.parsed, dict) else None)
+        if key is None:
+            raise AnnotationError("invalid", "the key call named no key")
+        return key
+
+    async def annotate(self, event: Event, key: str) -> Patch:
+        prompt = PATCH_PROMPT.format(cell=self.store.describe(key), observation=event.text)
+        _, status = self.store.head(key)
+        patch, mismatch = await predict_patch(
+            self._writer(), prompt, key, resolvable=status == CONTESTED
+        )
         self.key_mismatches += mismatch
         return patch
 
@@ -577,7 +595,6 @@ class OracleCommitArm(CommitArm):
         kw.setdefault("routing", "label")
         super().__init__(services, **kw)
 
-    async def annotate(self, event: Event, cells: Sequence[str]) -> Patch:
-        (key,) = cells
+    async def annotate(self, event: Event, key: str) -> Patch:
         head, status = self.store.head(key)
         return oracle_patch(event.text, key, head, status)

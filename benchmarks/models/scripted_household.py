@@ -26,7 +26,7 @@ from typing import Any
 
 from benchmarks.models.scripted_model import Request
 
-__all__ = ["RULES", "choose_cell", "locate", "patch_for", "same_object"]
+__all__ = ["RULES", "locate", "object_of", "patch_for", "same_object", "subject_of"]
 
 LOCATION = re.compile(r"\b[a-z]+ \d+\b")
 _TAG = re.compile(r"^\[t=(\d+)\]\s*")
@@ -209,9 +209,7 @@ def patch_for(key: str, cell: str, observation: str, resolvable: bool) -> dict[s
     return _revise(key, value, location, "contested" if kind == "report" else "superseded")
 
 
-_SHOWN = re.compile(r"^(?P<key>\S+) = (?P<cell>.*)$")
-# who an observation is about when no shown cell names it: "[Kind: ][the report that ]{obj}
-# was / is / has been ..."
+# who an observation is about: "[Kind: ][the report that ]{obj} was / is / has been ..."
 _SUBJECT = re.compile(
     r"^(?:[A-Za-z ]+: )?(?:the report that )?(?:the )?(?P<obj>[a-z][\w ]*?) "
     r"(?:was|is|has been|had been)\b"
@@ -224,17 +222,11 @@ def object_of(key: str) -> str:
     return " ".join(w for w in words if w not in ("location", "of", "the", "where"))
 
 
-def choose_cell(cells: str, observation: str) -> tuple[str, str]:
-    """The cell (key, rendered value) an observation is about, as the writer names it: a shown
-    cell whose object the observation names (the longest such name), else a new
-    ``{object}.location`` cell, (empty), for the object it is about."""
-    shown = [(m["key"], m["cell"]) for line in cells.splitlines() if (m := _SHOWN.match(line))]
-    named = [(k, c) for k, c in shown if object_of(k) and _about(observation, object_of(k))]
-    if named:
-        return max(named, key=lambda kc: len(object_of(kc[0])))
+def subject_of(observation: str) -> str | None:
+    """The object an observation is about, as a writer reads it ("Update: mug has been moved
+    ..." -> ``mug``), or None."""
     m = _SUBJECT.match(observation.strip())
-    obj = m["obj"] if m else "object"
-    return f"{obj.replace(' ', '_')}.location", "(empty)"
+    return m["obj"] if m else None
 
 
 def same_object(a: str, b: str) -> bool:
@@ -250,12 +242,19 @@ def _resolvable(request: Request) -> bool:
 
 
 def rule_patch(request: Request, match: re.Match[str] | None) -> str | None:
-    """Groups: cells (the prompt's ``key = value`` lines, or `` (none)``), observation."""
+    """Groups: key, cell (the rendered value after ``key = ``), observation."""
     if match is None:
         return None
-    key, cell = choose_cell(match["cells"], match["observation"])
-    patch = patch_for(key, cell, match["observation"], _resolvable(request))
+    patch = patch_for(match["key"], match["cell"], match["observation"], _resolvable(request))
     return json.dumps(patch, ensure_ascii=False)
+
+
+def rule_key(request: Request, match: re.Match[str] | None) -> str | None:
+    """Groups: observation. The key of the object it is about (the commit arm's key call)."""
+    if match is None:
+        return None
+    obj = subject_of(match["observation"]) or "object"
+    return json.dumps({"key": f"{obj.replace(' ', '_')}.location"})
 
 
 def rule_same(request: Request, match: re.Match[str] | None) -> str | None:
@@ -285,6 +284,7 @@ def rule_reconstruct(request: Request, match: re.Match[str] | None) -> str | Non
 
 RULES: dict[str, Callable[[Request, re.Match[str] | None], str | None]] = {
     "alfworld_patch": rule_patch,
+    "alfworld_key": rule_key,
     "alfworld_same": rule_same,
     "alfworld_location": rule_location,
     "alfworld_reconstruct": rule_reconstruct,
