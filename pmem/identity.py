@@ -5,8 +5,8 @@ over 5 km"). A candidate key is embedded, its nearest registered key shortlisted
 reaches the threshold, and a one-word same/different call, shown the two key names only, merges
 them on "same"; otherwise the candidate becomes a key of its own. Both write paths use it: the
 extraction path (`pmem.write.WritePath`, every extracted fact's key) and the patch-prediction
-path (`baselines.pmem_arms.commit`, the key a Revise object names), so a misspelt or paraphrased
-key reaches the existing cell instead of forking a stale duplicate.
+path's routing (`baselines.pmem_arms.commit`, the key its writer names for an observation), so a
+misspelt or paraphrased key reaches the existing cell instead of forking a stale duplicate.
 
 The threshold belongs to the embedder (its cosines have their own scale); `SOFT_IDENTITY` is the
 paper's, for the paper's embedder. Each candidate is decided once and remembered, like any write.

@@ -73,11 +73,11 @@ def _enum(value: Any) -> str | None:
 
 
 def named_key(key: Any) -> str | None:
-    """The key a Revise object names, lower-cased with whitespace runs as ``_`` (None when it
-    names none). Routing by the model's key hands this to soft identity
-    (`pmem.identity.SoftIdentity`), which decides which cell it means; routing by a given key
-    compares it as is, only to count how often the model named another key. Not
-    `pmem.write.normalize_key`, which would also fold the ``.`` of ``{object}.location``."""
+    """A key a model names, lower-cased with whitespace runs as ``_`` (None when it names
+    none). A key named for routing goes to soft identity (`pmem.identity.SoftIdentity`), which
+    decides which cell it means; a Revise object's key is compared as is with its cell's, only to
+    count how often the model named another. Not `pmem.write.normalize_key`, which would also
+    fold the ``.`` of ``{object}.location``."""
     if not isinstance(key, str) or not key.strip():
         return None
     return re.sub(r"\s+", "_", key.strip().lower())

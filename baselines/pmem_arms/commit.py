@@ -30,6 +30,7 @@ retraction probe "discloses history").
 from __future__ import annotations
 
 import abc
+import asyncio
 import json
 import re
 import string
@@ -442,21 +443,42 @@ class CommitArm(MemoryArm):
         """The key the writer names for an event (identity routing only)."""
         raise NotImplementedError(f"{type(self).__name__} names no key")
 
-    async def cell_for(self, event: Event) -> str:
+    async def name_keys(self, events: Sequence[Event]) -> list[str | AnnotationError | None]:
+        """The key named for each event (None under oracle routing), or why none was. A key call
+        sees its observation alone, so all of them run before the patch calls: the writer's
+        requests then come in two runs of one prompt prefix each, which a server's prefix cache
+        keeps (interleaved, a one-slot llama-server re-reads the patch prompt on every call)."""
+        if self.identity is None:
+            return [None] * len(events)
+
+        async def one(event: Event) -> str | AnnotationError:
+            try:
+                return await self.name_key(event)
+            except AnnotationError as err:
+                return err
+
+        return list(await asyncio.gather(*(one(e) for e in events)))
+
+    async def cell_for(self, event: Event, named: str | AnnotationError | None) -> str:
         """The cell an event goes to: the label's (oracle routing), else the key the writer
-        names, routed by soft identity."""
+        named, routed by soft identity (in arrival order: routing registers keys)."""
         if self.identity is None:
             return event_key(event)
-        return await self.identity.identify(await self.name_key(event))
+        if isinstance(named, AnnotationError):
+            raise named
+        assert named is not None
+        return await self.identity.identify(named)
 
     async def ingest(self, events: Sequence[Event]) -> None:
-        for event in events:  # arrival order: the direction of supersession is fixed here
-            if self.route == "target" and event.meta.get("chain") != TARGET_CHAIN:
-                continue
+        if self.route == "target":
+            events = [e for e in events if e.meta.get("chain") == TARGET_CHAIN]
+        names = await self.name_keys(events)
+        # arrival order: the direction of supersession is fixed here
+        for event, named in zip(events, names, strict=True):
             evidence = self.store.observe(event.text)
             key: str | None = None
             try:
-                key = await self.cell_for(event)
+                key = await self.cell_for(event, named)
                 patch = await self.annotate(event, key)
                 if patch.op == "noop":
                     self.store.noop(key, evidence)
