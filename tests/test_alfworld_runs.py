@@ -119,13 +119,15 @@ def test_a_rerun_reloads_the_commit_store_without_writer_calls(tmp_path, agent) 
     args = ("experiment=table6", "arm=pmem_commit", "benchmark.L=4", "benchmark.source=scenes")
     first = bench(root, server, *args)
     assert accuracy(first, "location") == 1.0
-    assert script.calls["patch"] == CASES * 5
+    # one key call (routing by the model's key) and one patch call per target-chain event
+    assert script.calls["patch"] == script.calls["key"] == CASES * 5
     snapshots = sorted((first["folder"] / "snapshots").iterdir())
     assert len(snapshots) == CASES and all((s / "store.sqlite").exists() for s in snapshots)
-    # what each ingest cost is kept beside its snapshot: 5 patch calls per case, no cache hits
+    # what each ingest cost is kept beside its snapshot: 5 key + 5 patch calls per case, no
+    # cache hits
     costs = [json.loads((s / "ingest.json").read_text()) for s in snapshots]
     assert all(c["wall_s"] > 0 for c in costs)
-    assert sum(c["usage"]["writer"]["calls"] for c in costs) == CASES * 5
+    assert sum(c["usage"]["writer"]["calls"] for c in costs) == CASES * 5 * 2
     assert all(c["usage"]["writer"]["prompt_tokens"] > 0 for c in costs)
 
     # Forget the answers and the response cache: only the snapshots remain.
@@ -135,5 +137,5 @@ def test_a_rerun_reloads_the_commit_store_without_writer_calls(tmp_path, agent) 
     script.calls.clear()
     second = bench(root, server, *args)
     assert second["folder"] == first["folder"]
-    assert script.calls["patch"] == 0 and script.calls["answer"] == CASES
+    assert script.calls["patch"] == script.calls["key"] == 0 and script.calls["answer"] == CASES
     assert accuracy(second, "location") == 1.0

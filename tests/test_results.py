@@ -53,7 +53,9 @@ def test_the_sample_log_keeps_what_the_reader_saw(dry_run: Path) -> None:
         for line in f.read_text().splitlines()
     ]
     writer = [c for c in calls if c["role"] == "writer"]
-    assert len(writer) == 3 * 3, "L=2: three events per case, one writer call each"
+    # L=2: three events per case, one key call and one patch call each
+    assert len(writer) == 3 * 3 * 2
+    assert sum(c["schema"] == "key" for c in writer) == 3 * 3
     assert all(c["messages"] and "reply" in c and c["schema"] for c in writer)
     assert {c["role"] for c in calls} <= {"writer", "embedder"}
 
@@ -155,7 +157,7 @@ def test_the_command_line_shows_a_runs_samples(dry_run: Path, capsys) -> None:
 def test_the_ingest_calls_load_and_travel_with_the_export(dry_run: Path, tmp_path: Path) -> None:
     calls = load_ingest(dry_run, include_scripted=True)
     writer = calls[calls["role"] == "writer"]
-    assert len(writer) == 9 and writer["snapshot"].nunique() == 3
+    assert len(writer) == 9 * 2 and writer["snapshot"].nunique() == 3  # key + patch calls
     assert all("Observation:" in m[-1]["content"] for m in writer["messages"])
     (folder,) = (dry_run / "table6").iterdir()
     assert results_main(["show", str(folder), "--ingest", "--chars", "200"]) == 0
