@@ -181,3 +181,70 @@ def test_a_value_valid_in_the_store_is_in_the_store(facts: list, value: str) -> 
         assert store_names(listed, value)
     dropped = store(*(f for f in facts if not f["valid"]))  # the current facts removed
     assert store_names(dropped, value, valid_only=True) is False
+
+
+def _commit_run(root: Path, name: str, arm: dict, reads: list[dict]) -> None:
+    """A finished Table 6 commit run (L=2) whose questions read the cells given."""
+    folder = root / "table6" / name
+    folder.mkdir(parents=True)
+    config = {
+        "arm": arm,
+        "benchmark": {"name": "alfrev-L2", "L": 2, "cases": len(reads)},
+        "llm": {"model": "m", "revision": "r1"},
+        "embedder": {"model": "e"},
+    }
+    (folder / "manifest.json").write_text(
+        json.dumps({"config": config, "started_at": "2026-01-01T00:00:00"})
+    )
+    preds, scores, metas = [], [], []
+    for i, r in enumerate(reads):
+        meta = {
+            "events_seen": 3,
+            "events_routed": 3,
+            "events_reached_cell": r["reached"],
+            "question_reached_cell": int(r["reached"] == 3),
+            "cell_value": r["cell"],
+        }
+        metas.append(meta)
+        preds.append({"id": f"q{i}", "golds": ["desk 1"], "prediction": r["answer"],
+                      "context_meta": meta})  # fmt: skip
+        scores.append({"id": f"q{i}", "location": {"correct": r["answer"] == "desk 1"}})
+    correct = sum(s["location"]["correct"] for s in scores)
+    mean = {
+        k: sum(m[k] for m in metas) / len(metas) for k in ("events_seen", "events_reached_cell")
+    }
+    summary = {
+        "n": len(reads), "expected": len(reads), "complete": True,
+        "scores": {"location": {"accuracy": correct / len(reads), "correct": correct,
+                                "n": len(reads), "ci95": [0.0, 1.0]}},
+        "read": {"mean_chars": 30.0, "mean_tokens": 8.0, "tokens_exact": True, "meta": mean},
+    }  # fmt: skip
+    (folder / "summary.json").write_text(json.dumps(summary))
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
+    (folder / "scores.jsonl").write_text("".join(json.dumps(s) + "\n" for s in scores))
+
+
+def test_table6_reports_routing_and_splits_commit_misses(tmp_path) -> None:
+    runs = tmp_path / "runs"
+    commit = "baselines.pmem_arms.commit.PatchCommitArm"
+    _commit_run(runs, "a", {"name": "pmem_commit", "_target_": commit, "routing": "identity"}, [
+        {"cell": "desk 1", "answer": "desk 1", "reached": 3},
+        {"cell": "desk 1", "answer": "desk", "reached": 3},  # the cell was right: a reader error
+        {"cell": "shelf 2", "answer": "shelf 2", "reached": 1},  # a fork: a writer error
+    ])  # fmt: skip
+    # a commit run from before routing by the model's key: the oracle-routing row
+    _commit_run(runs, "b", {"name": "pmem_commit", "_target_": commit}, [
+        {"cell": "desk 1", "answer": "desk 1", "reached": 3},
+    ])  # fmt: skip
+    df = collect(runs, "table6")
+    assert set(df["arm"]) == {"pmem_commit", "pmem_commit_label_routed"}
+    md = TABLES["table6"](df, runs, tmp_path / "out")
+    rows = {
+        tuple(c.strip() for c in line.strip("|").split("|"))[:2]: [
+            c.strip() for c in line.strip("|").split("|")
+        ]
+        for line in md.split("Commit routing and misses")[1].splitlines()
+        if line.startswith("| pmem")
+    }
+    assert rows[("pmem_commit", "2")][2:] == ["77.8% of 9", "66.7%", "2", "1", "1"]
+    assert rows[("pmem_commit_label_routed", "2")][2:] == ["100.0% of 3", "100.0%", "0", "0", "0"]
