@@ -83,11 +83,10 @@ def named_key(key: Any) -> str | None:
     return re.sub(r"\s+", "_", key.strip().lower())
 
 
-def parse_revise(obj: Any, key: str | None = None) -> tuple[Patch, bool]:
+def parse_revise(obj: Any, key: str) -> tuple[Patch, bool]:
     """A.2's deterministic post-processing of one Revise object: validate the enumerated
-    fields and clean the values. With `key`, the patch is routed to that cell and the flag says
-    whether the model named another key (counted); without, the patch carries the key the model
-    named (the caller routes it) and the flag is False."""
+    fields, clean the values, and route to `key` (the cell the caller chose). Returns the patch
+    and whether the model named another key (counted)."""
     if not isinstance(obj, dict):
         raise AnnotationError("invalid", f"expected a JSON object, got {type(obj).__name__}")
     op = _enum(obj.get("op"))
@@ -97,32 +96,30 @@ def parse_revise(obj: Any, key: str | None = None) -> tuple[Patch, bool]:
     if status not in REVISE_STATUS:
         raise AnnotationError("invalid", f"status {obj.get('status')!r}")
     named = named_key(obj.get("key"))
-    if key is None and named is None:
-        raise AnnotationError("invalid", "the object names no key")
     patch = Patch(
         op=op,
-        key=key if key is not None else named,  # type: ignore[arg-type]
+        key=key,
         old_value=_clean_value(obj.get("old_value")),
         new_value=_clean_value(obj.get("new_value")),
         status=status,
         supersedes=_clean_value(obj.get("supersedes")),
     )
-    return patch, key is not None and named is not None and named != key
+    return patch, named is not None and named != key
 
 
 async def predict_patch(
     writer: Writer,
     prompt: str,
-    key: str | None = None,
+    key: str,
     *,
     resolvable: bool,
     max_tokens: int = PATCH_MAX_TOKENS,
 ) -> tuple[Patch, bool]:
     """One patch-prediction call (the writer at temperature 0, json_schema-constrained; §3.3,
-    A.2) and its post-processing (`parse_revise`): the patch, routed to `key`'s cell when one is
-    given, else carrying the model's own key, and whether the model named another key than
-    `key`. `resolvable`: a shown cell is contested, so `resolve` is offered. A reply that does
-    not parse raises `AnnotationError("unparsed")`, an invalid one `AnnotationError("invalid")`."""
+    A.2) and its post-processing (`parse_revise`): the patch for `key`'s cell and whether the
+    model named another key. `resolvable`: the cell is contested, so `resolve` is offered. A
+    reply that does not parse raises `AnnotationError("unparsed")`, an invalid one
+    `AnnotationError("invalid")`."""
     result = await writer.complete(
         [{"role": "user", "content": prompt}],
         schema=revise_schema(resolvable=resolvable),

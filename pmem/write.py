@@ -221,10 +221,8 @@ class WritePath:
         (`pmem.identity.SoftIdentity`); without it every key is its own cell."""
         if self.identity is None:
             return key
-        before = self.identity.gated, self.identity.merged
         routed = await self.identity.identify(key)
-        self.stats.gated += self.identity.gated - before[0]
-        self.stats.merged += self.identity.merged - before[1]
+        self.stats.gated, self.stats.merged = self.identity.gated, self.identity.merged
         return routed
 
     @property

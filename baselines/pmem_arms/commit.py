@@ -368,7 +368,7 @@ def routing_audit(routes: Sequence[tuple[str | None, str | None]]) -> tuple[dict
     routed to) pairs in arrival order. An object's cell is the first cell one of its own
     events created; an event reached it only if routed there, so a fork (a second cell for
     the object) and a merge into another object's cell both count as misses."""
-    owner: dict[str, str | None] = {}
+    owner: dict[str, str] = {}
     home: dict[str, str] = {}
     reached = 0
     for obj, cell in routes:

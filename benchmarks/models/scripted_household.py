@@ -85,7 +85,7 @@ class Track:
                 self.values.remove(location)
             self.contest = []
         elif kind == "correct":  # the head was wrong all along: the named location replaces it
-            self.values = [*self.values[:-1], location] if location is not None else self.values
+            self.values = [*self.values[:-1], location]
             self.contest = []
         elif location is None:
             return
