@@ -137,13 +137,14 @@ pmem_vllm_commands() {
 # for minutes (seen here), so this one stops each server's process group and, after 30 s, kills it.
 pmem_stop_vllm() {
   local pid waited
-  for pid in "${PMEM_VLLM_PIDS[@]:-}"; do [[ -n $pid ]] && kill -TERM -- "-$pid" 2>/dev/null; done
+  # a server that is already gone makes kill fail: that must not fail the trap (set -e)
+  for pid in "${PMEM_VLLM_PIDS[@]:-}"; do [[ -z $pid ]] || kill -TERM -- "-$pid" 2>/dev/null || true; done
   for pid in "${PMEM_VLLM_PIDS[@]:-}"; do
     waited=0
     while [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && ((waited < 30)); do
       sleep 1; waited=$((waited + 1))
     done
-    [[ -n $pid ]] && kill -KILL -- "-$pid" 2>/dev/null
+    [[ -z $pid ]] || kill -KILL -- "-$pid" 2>/dev/null || true
   done
   wait 2>/dev/null || true
 }
