@@ -270,3 +270,41 @@ def test_a_run_stopped_by_a_failing_model_records_what_it_paid(tmp_path: Path) -
     assert "ModelUnavailableError" in stopped["stopped"] or "ModelError" in stopped["stopped"]
     reader = stopped["usage"]["reader"]
     assert reader["retries"] >= 2 and reader["errors"] >= 1
+
+
+def test_a_run_answered_under_other_prompts_is_refused_not_mixed_in(tmp_path: Path) -> None:
+    """The folder's name hashes the config, not the prompt texts: a prompt edited in the code
+    would resume the folder and mix answers. The manifest records each prompt's sha256; here it
+    says the reader's prompt was another one, as after a code change."""
+    data = tmp_path / "longmemeval_s.json"
+    data.write_bytes(FIXTURE.read_bytes())
+    root = tmp_path / "runs"
+    assert lme(root, data, "run.limit=1").returncode == 0
+    (folder,) = (root / "adhoc").iterdir()
+    predictions = (folder / "predictions.jsonl").read_text()
+    recorded = json.loads((folder / "manifest.json").read_text())
+    answer_prompts = [name for name in recorded["prompts"] if not name.startswith("scorer.")]
+    assert answer_prompts, recorded["prompts"]
+    edited = dict(recorded, prompts={**recorded["prompts"], answer_prompts[0]: "0" * 64})
+    (folder / "manifest.json").write_text(json.dumps(edited))
+
+    out = lme(root, data, "run.limit=1")
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert str(folder) in line and answer_prompts[0] in line and "prompts" in line
+    assert (folder / "predictions.jsonl").read_text() == predictions  # nothing lost or added
+    assert json.loads((folder / "manifest.json").read_text()) == edited  # the record is kept
+
+
+def test_a_changed_judge_prompt_does_not_stop_a_rescore(tmp_path: Path) -> None:
+    """Scores are rewritten whole on every score stage, so a scorer's prompt mixes nothing."""
+    data = tmp_path / "longmemeval_s.json"
+    data.write_bytes(FIXTURE.read_bytes())
+    root = tmp_path / "runs"
+    assert lme(root, data, "run.limit=1").returncode == 0
+    (folder,) = (root / "adhoc").iterdir()
+    recorded = json.loads((folder / "manifest.json").read_text())
+    recorded["prompts"]["scorer.judge.template"] = "0" * 64
+    (folder / "manifest.json").write_text(json.dumps(recorded))
+    out = lme(root, data, "run.limit=1", "run.rescore=true")
+    assert out.returncode == 0, out.stderr

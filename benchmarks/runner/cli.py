@@ -138,7 +138,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         info = manifest(resolved, bench.fingerprint(), prompts)
         if previous:
             check_same_data(run.path, previous["dataset"], info["dataset"])
-        if previous:
+            check_same_prompts(run.path, previous.get("prompts"), info["prompts"])
             info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
         run.write_json("manifest.json", info)
         log_file = _log_to(run.path / "run.log")
@@ -270,6 +270,25 @@ def check_same_data(folder: Path, before: dict[str, Any], now: dict[str, Any]) -
         f"run folder {folder} was made from data with sha256 {before.get('sha256')}, but "
         f"{source} now has sha256 {now.get('sha256')}: its questions or golds changed. Restore "
         "the data the run was made from, or move the run folder aside to start a new run"
+    )
+
+
+def check_same_prompts(folder: Path, before: dict[str, str] | None, now: dict[str, str]) -> None:
+    """A run folder resumes only under the prompts its answers were made with. The folder's name
+    hashes the config, not the code's prompt texts, so an edited arm or benchmark prompt would
+    otherwise resume the old folder and mix answers made under two prompts. Scorers' prompts may
+    differ: the score stage rewrites every score, so nothing mixes. A manifest from before
+    prompts were recorded has nothing to compare."""
+    if before is None:
+        return
+    names = {n for n in {*before, *now} if not n.startswith("scorer.")}
+    changed = sorted(n for n in names if before.get(n) != now.get(n))
+    if not changed:
+        return
+    raise UsageError(
+        f"run folder {folder} was answered under other prompts ({', '.join(changed)} changed "
+        "since): its answers would mix two prompts. Restore the code the run was made with, or "
+        "move the run folder aside to start a new run"
     )
 
 
