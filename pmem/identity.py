@@ -21,7 +21,7 @@ from typing import Any
 
 from pmem.protocols import Embedder, KeyIndex, Writer
 
-__all__ = ["SAME_PROMPT", "SOFT_IDENTITY", "FlatKeyIndex", "SoftIdentity"]
+__all__ = ["SAME_PROMPT", "SOFT_IDENTITY", "FlatKeyIndex", "SoftIdentity", "same_attribute"]
 
 # §3.3: a candidate key whose nearest registered key reaches this cosine is shortlisted for the
 # same/different check. The threshold belongs to the embedder; this is the paper's (its embedder).
@@ -33,6 +33,15 @@ Do these two keys name the same attribute of the same subject?
 A: {a}
 B: {b}
 Answer with one word: same or different."""
+
+
+async def same_attribute(writer: Writer, a: str, b: str) -> bool:
+    """§3.3's one-word confirmation: do keys `a` and `b` name one attribute? Shown the two names
+    only. Every merge rule that confirms a pair asks it this way (soft identity's shortlist here,
+    Appendix D's two-threshold canonicalisation in the materialized arm), so one request body,
+    and one cached reply, serves them all."""
+    reply = await writer.complete(SAME_PROMPT.format(a=a, b=b), max_tokens=4)
+    return reply.text.strip().lower().startswith("same")
 
 
 class FlatKeyIndex:
@@ -138,15 +147,14 @@ class SoftIdentity:
             return None, vector
         nearest = hit[0]
         self.gated += 1
-        if nearest != key and self.writer is not None and not await self._same(key, nearest):
+        if (
+            nearest != key
+            and self.writer is not None
+            and not await same_attribute(self.writer, key, nearest)
+        ):
             return None, vector
         self.merged += 1
         return nearest, vector
-
-    async def _same(self, a: str, b: str) -> bool:
-        assert self.writer is not None
-        reply = await self.writer.complete(SAME_PROMPT.format(a=a, b=b), max_tokens=4)
-        return reply.text.strip().lower().startswith("same")
 
     def state(self) -> dict[str, Any]:
         """What a snapshot keeps: every decision, and each registered key with its vector."""

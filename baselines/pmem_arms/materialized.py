@@ -48,7 +48,8 @@ from baselines.pmem_arms.state import STATE_HEADER, CellStateArm, NumpyKeyIndex
 from benchmarks.runner.arm import Context, Services
 from benchmarks.runner.types import Event, Question
 from pmem.graph import InvalidOperation
-from pmem.write import SAME_PROMPT, fact_items
+from pmem.identity import SAME_PROMPT, same_attribute
+from pmem.write import fact_items
 
 SOURCE = "session"
 
@@ -211,7 +212,7 @@ class KeyCanonicalizer:
                 self.counts["merged_low" if score < self.merge_high else "merged_high"] += 1
             elif self.mode == "confirm" and score >= self.merge_low:
                 self.counts["checks"] += 1
-                if await self._same(key, nearest):
+                if await same_attribute(self.writer, key, nearest):
                     routed = nearest
                     self.counts["merged_confirmed"] += 1
                 else:
@@ -222,11 +223,6 @@ class KeyCanonicalizer:
             self._index.add(key, vector)
         self.alias[key] = (routed, score)
         return routed
-
-    async def _same(self, a: str, b: str) -> bool:
-        # §3.3: the one-word check is shown the two attribute names only.
-        reply = await self.writer.complete(SAME_PROMPT.format(a=a, b=b), max_tokens=4)
-        return reply.text.strip().lower().startswith("same")
 
 
 class MaterializedStateArm(CellStateArm):
