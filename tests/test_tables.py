@@ -100,9 +100,11 @@ def test_table8_reads_v1_in_store_from_the_peers_own_store(tmp_path) -> None:
          {"committed": {}, "recovered": {"correct": True, "outcome": "correct"}}),
     ]  # fmt: skip
     fake_probe_run(runs, "table8", "g", "graphiti", graphiti)
+    audit = {"events_seen": 3, "events_reached_cell": 3, "question_reached_cell": 1}
     commit = [
-        ("a-pre", ["shelf 1"], meta, {}, {"committed": {"correct": True}, "recovered": {}}),
-        ("a", ["desk 1"], meta, {"retained_values": ["desk 1", "shelf 1"]},
+        ("a-pre", ["shelf 1"], meta, {**audit, "events_seen": 2, "events_reached_cell": 1},
+         {"committed": {"correct": True}, "recovered": {}}),
+        ("a", ["desk 1"], meta, {**audit, "retained_values": ["desk 1", "shelf 1"]},
          {"committed": {}, "recovered": {"correct": True, "outcome": "correct"}}),
     ]  # fmt: skip
     fake_probe_run(runs, "table8", "p", "pmem_commit", commit)
@@ -116,6 +118,12 @@ def test_table8_reads_v1_in_store_from_the_peers_own_store(tmp_path) -> None:
     pmem = table_row(markdown, "pmem_commit")
     assert pmem["v1 in store"] == "100.0 (n=1)" and pmem["v1 valid"] == "–"  # no store list
     assert "Rows with no paper figure" not in markdown  # both rows are the paper's
+    # the commit arm's routing audit, over both episodes of the case; a peer keeps no cells
+    routing = markdown.split("Commit routing (")[1]
+    row = table_row(routing, "pmem_commit")
+    assert row["d"] == "0" and row["events to their cell"] == "80.0% of 5"
+    assert row["questions to their cell"] == "100.0%" and "misses" not in row
+    assert "graphiti" not in routing
 
 
 def test_the_conflict_table_reports_both_reports_valid_beside_the_papers_graphiti(

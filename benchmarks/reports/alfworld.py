@@ -55,7 +55,7 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
         md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
         md += (100 * cov).round(1).to_markdown()
-    md += commit_routing(df, runs)
+    md += commit_routing(_questions(runs, "table6", df), ["arm", "L"], "location")
     # drawn from the per-run frame alone, so `python -m benchmarks.reports.figures` redraws the
     # same figure from the committed CSV
     accuracy_by_parameter(
@@ -70,50 +70,57 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return md
 
 
-def commit_routing(df: pd.DataFrame, runs: Path) -> str:
-    """The commit arms' routing audit and their misses split by where they arose, per L.
+def commit_routing(q: pd.DataFrame, by: list[str], scorer: str | None = None) -> str:
+    """The commit arms' routing audit per group of `by` and, with `scorer`, their misses split
+    by where they arose.
 
     Routing: the share of events that reached their object's cell (`routing_audit`: a fork or a
     merge into another object's cell is a miss), and of questions that read it. A miss is a
     writer error when the cell read does not hold the gold location (the write path, routing
-    included, committed something else) and a reader error when it does."""
-    if "meta.events_seen" not in df.columns or not df["meta.events_seen"].notna().any():
-        return ""
-    commit = df[df["meta.events_seen"].notna()]
-    q = per_question(runs, "table6")
-    q = q[q["run"].isin(commit["run"])]
+    included, committed something else) and a reader error when it does. `q` is the
+    per-question frame; arms that keep no cells (raw reads, peers) record no audit and are
+    left out."""
+    audited = q["context_meta"].map(lambda m: isinstance(m, dict) and "events_seen" in m)
+    q = q[audited]
     rows = []
-    for (arm, L), g in q.groupby(["arm", "L"]):
-        meta = pd.json_normalize(list(g["context_meta"].map(lambda m: m or {})))
+    for keys, g in q.groupby(by):
+        row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,), strict=True))
+        meta = pd.json_normalize(list(g["context_meta"]))
         seen, reached = meta["events_seen"].sum(), meta["events_reached_cell"].sum()
         asked = meta.get("question_reached_cell", pd.Series(dtype=float)).dropna()
-        miss = g[~g["location.correct"].fillna(False).astype(bool)]
-        held = miss.apply(
-            lambda r: names_location(str((r["context_meta"] or {}).get("cell_value")), r["gold"]),
-            axis=1,
-        )
-        rows.append(
-            {
-                "arm": arm,
-                "L": L,
-                "events to their cell": f"{100 * reached / seen:.1f}% of {int(seen)}"
-                if seen
-                else "–",
-                "questions to their cell": f"{100 * asked.mean():.1f}%" if len(asked) else "–",
-                "misses": len(miss),
-                "writer errors": int((~held.astype(bool)).sum()) if len(miss) else 0,
-                "reader errors": int(held.astype(bool).sum()) if len(miss) else 0,
-            }
-        )
+        row["events to their cell"] = f"{100 * reached / seen:.1f}% of {int(seen)}" if seen else "–"
+        row["questions to their cell"] = f"{100 * asked.mean():.1f}%" if len(asked) else "–"
+        if scorer is not None:
+            miss = g[~g[f"{scorer}.correct"].fillna(False).astype(bool)]
+            held = [
+                bool(names_location(str(r["context_meta"].get("cell_value")), r["gold"]))
+                for _, r in miss.iterrows()
+            ]
+            row["misses"] = len(miss)
+            row["writer errors"] = held.count(False)
+            row["reader errors"] = held.count(True)
+        rows.append(row)
     if not rows:
         return ""
     table = pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+    title, split = "Commit routing", ""
+    if scorer is not None:
+        title += " and misses"
+        split = (
+            "; a miss is a writer error when the cell read does not hold the gold location, a "
+            "reader error when it does"
+        )
     return (
-        "\n\nCommit routing and misses (B.2; §3.3 soft key identity): events and questions that "
-        "reached their object's cell (a fork or a merge into another object's cell is a miss; "
-        "`_label_routed` rows route by the generator's labels); a miss is a writer error when "
-        "the cell read does not hold the gold location, a reader error when it does:\n\n" + table
+        f"\n\n{title} (B.2; §3.3 soft key identity): events and questions that reached "
+        "their object's cell (a fork or a merge into another object's cell is a miss; "
+        f"`_label_routed` rows route by the generator's labels){split}:\n\n" + table
     )
+
+
+def _questions(runs: Path, experiment: str, df: pd.DataFrame) -> pd.DataFrame:
+    """The per-question frame of the runs `collect` reported (`df`)."""
+    q = per_question(runs, experiment)
+    return q[q["run"].isin(df["run"])]
 
 
 def _pct(series: pd.Series) -> str:
@@ -181,8 +188,7 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
     "v1 in store": the commit arms' retained values; for the peers, their store's own list
     (`store_names`), with "v1 valid" (v1 still current) and "v2 valid before" (the error
     committed in the store at the "-pre" question) beside it."""
-    q = per_question(runs, "table8")
-    q = q[q["run"].isin(df["run"])]  # the runs `collect` reports
+    q = _questions(runs, "table8", df)
     q = q.assign(introspection=_introspection(q))
     rows = []
     for (arm, d), g in q.groupby(["arm", "d"]):
@@ -241,15 +247,16 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "those cases. v1 in store: retained in the cell (commit arms) or named by any fact the "
         "store holds, valid or invalidated, or by its history (peers: the store's own list); "
         "v1 valid: named by a current fact after the retraction; v2 valid before: the error "
-        'is a current fact at the "-pre" question (the store committed it).' + notes
+        'is a current fact at the "-pre" question (the store committed it).'
+        + notes
+        + commit_routing(q, ["arm", "d"])
     )
 
 
 def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """§4.2.3: the conflict flagged before the settling check, and settled after it; for the
     peers, whether both reports are valid facts of their store before the check."""
-    q = per_question(runs, "conflict")
-    q = q[q["run"].isin(df["run"])]
+    q = _questions(runs, "conflict", df)
     q = q.assign(introspection=_introspection(q))
     rows = []
     for arm, g in q.groupby("arm"):
@@ -286,7 +293,7 @@ def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "named by a current fact of the peer's store (Graphiti: an edge with neither invalid_at "
         "nor expired_at; Mem0: a memory still stored); pre matches eventual gold = the answer "
         "names only the location the check will confirm. After it: settled = the confirmed "
-        "location alone." + _note(list(table.index), paper.CONFLICT)
+        "location alone." + _note(list(table.index), paper.CONFLICT) + commit_routing(q, ["arm"])
     )
 
 
@@ -311,7 +318,12 @@ def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
             }
         )
     table = pd.DataFrame(rows).set_index("arm")
-    return header("§4.2.1: a single revision in two-step phrasing", df) + "\n" + table.to_markdown()
+    return (
+        header("§4.2.1: a single revision in two-step phrasing", df)
+        + "\n"
+        + table.to_markdown()
+        + commit_routing(_questions(runs, "table6_single", df), ["arm"], "location")
+    )
 
 
 TABLES: dict[str, Builder] = {
