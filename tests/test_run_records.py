@@ -187,12 +187,18 @@ def lme(root: Path, data: Path, *overrides: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_data_file_edited_in_place_is_refused_not_mixed_in(tmp_path: Path) -> None:
+def answered_once(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A copy of the fixture, a run root, and the run folder of one finished question."""
     data = tmp_path / "longmemeval_s.json"
     data.write_bytes(FIXTURE.read_bytes())
     root = tmp_path / "runs"
     assert lme(root, data, "run.limit=1").returncode == 0
     (folder,) = (root / "adhoc").iterdir()
+    return data, root, folder
+
+
+def test_a_data_file_edited_in_place_is_refused_not_mixed_in(tmp_path: Path) -> None:
+    data, root, folder = answered_once(tmp_path)
     manifest = (folder / "manifest.json").read_text()
     rows = json.loads(data.read_text())
     rows[0]["answer"] = "an edited gold"
@@ -276,11 +282,7 @@ def test_a_run_answered_under_other_prompts_is_refused_not_mixed_in(tmp_path: Pa
     """The folder's name hashes the config, not the prompt texts: a prompt edited in the code
     would resume the folder and mix answers. The manifest records each prompt's sha256; here it
     says the reader's prompt was another one, as after a code change."""
-    data = tmp_path / "longmemeval_s.json"
-    data.write_bytes(FIXTURE.read_bytes())
-    root = tmp_path / "runs"
-    assert lme(root, data, "run.limit=1").returncode == 0
-    (folder,) = (root / "adhoc").iterdir()
+    data, root, folder = answered_once(tmp_path)
     predictions = (folder / "predictions.jsonl").read_text()
     recorded = json.loads((folder / "manifest.json").read_text())
     answer_prompts = [name for name in recorded["prompts"] if not name.startswith("scorer.")]
@@ -298,11 +300,7 @@ def test_a_run_answered_under_other_prompts_is_refused_not_mixed_in(tmp_path: Pa
 
 def test_a_changed_judge_prompt_does_not_stop_a_rescore(tmp_path: Path) -> None:
     """Scores are rewritten whole on every score stage, so a scorer's prompt mixes nothing."""
-    data = tmp_path / "longmemeval_s.json"
-    data.write_bytes(FIXTURE.read_bytes())
-    root = tmp_path / "runs"
-    assert lme(root, data, "run.limit=1").returncode == 0
-    (folder,) = (root / "adhoc").iterdir()
+    data, root, folder = answered_once(tmp_path)
     recorded = json.loads((folder / "manifest.json").read_text())
     recorded["prompts"]["scorer.judge.template"] = "0" * 64
     (folder / "manifest.json").write_text(json.dumps(recorded))
