@@ -14,8 +14,10 @@ import pytest
 
 from benchmarks import longmemeval as lme
 from benchmarks.longmemeval import (
+    DATA_DIR,
     DATA_FILE,
     DATA_SHA256,
+    EXTRA_FILES,
     FIXTURE_FILE,
     LongMemEval,
     SchemaError,
@@ -84,6 +86,37 @@ def test_the_real_instance_loads_and_flattens_into_dated_turns() -> None:
     assert fp["sha256"] == DATA_SHA256 and fp["matches_pin"] is True
     assert fp["file"] == "benchmarks/data/longmemeval/longmemeval_s_single_e47becba.json"
     assert fp["questions"] == 1
+
+
+def test_the_extra_real_instances_load_as_their_variants_with_their_provenance() -> None:
+    """Ten more real records, split by haystack style; with the shipped one, nine questions of
+    five types. Each file's provenance is index-aligned with it."""
+    sources = (DATA_DIR / "SOURCES.md").read_text(encoding="utf-8")
+    ids: dict[str, list[str]] = {}
+    for variant, (path, sha256) in EXTRA_FILES.items():
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256 and sha256 in sources
+        loaded = load(path, variant)
+        provenance = json.loads(path.with_name(f"{path.stem}_provenance.json").read_text())
+        ids[variant] = [i.question_id for i in loaded.instances]
+        assert [p["question_id"] for p in provenance] == ids[variant]
+        assert all(p["source"].startswith("github:") for p in provenance)
+    assert ids["s"] == ["ba358f49", "6a1eabeb"]
+    assert len(ids["oracle"]) == 8 and "gpt4_70e84552_abs" in ids["oracle"]
+    every = load(DATA_FILE).instances + tuple(
+        i for v, (path, _) in EXTRA_FILES.items() for i in load(path, v).instances
+    )
+    assert len({i.question_id for i in every}) == 9
+    assert {i.question_type for i in every} == {
+        "single-session-user",
+        "single-session-preference",
+        "multi-session",
+        "knowledge-update",
+        "temporal-reasoning",
+    }
+    # the S haystacks are whole haystacks; the oracle ones hold the evidence sessions only
+    assert all(len(i.sessions) >= 40 for i in load(EXTRA_FILES["s"][0], "s").instances)
+    oracle = load(EXTRA_FILES["oracle"][0], "oracle").instances
+    assert all(len(i.sessions) <= 3 for i in oracle)
 
 
 # ---------------------------------------------------------------- the generated fixture

@@ -34,6 +34,7 @@ __all__ = [
     "DATA_FILE",
     "DATA_ORIGIN",
     "DATA_SHA256",
+    "EXTRA_FILES",
     "FIXTURE_FILE",
     "HF_PATH",
     "SHIPPED_SOURCE",
@@ -50,6 +51,18 @@ DATA_FILE = DATA_DIR / "longmemeval_s_single_e47becba.json"
 DATA_ORIGIN = "benchmarks/data/longmemeval/longmemeval_s_single_e47becba.json"
 DATA_SHA256 = "9c5d1cd86db0d66671786bae984d94337cde306f1235a14bb12bd6a958b27d81"
 FIXTURE_FILE = DATA_DIR / "fixture.json"
+# The extra real instances, one file per haystack style (a file loads as one variant), with
+# their sha256 (SOURCES.md: where each record comes from and what was rebuilt).
+EXTRA_FILES: dict[str, tuple[Path, str]] = {
+    "s": (
+        DATA_DIR / "longmemeval_extra_s.json",
+        "63cf7666f4ca10c356550aa7684c6dbaffafe1aa5097779e7d8ac45bbae482db",
+    ),
+    "oracle": (
+        DATA_DIR / "longmemeval_extra_oracle.json",
+        "1598b13583323399f69420ce586611314bc9aa8e1399cd9609966895cfb0efdf",
+    ),
+}
 # Where the shipped instance comes from (SOURCES.md next to it has the whole provenance).
 SHIPPED_SOURCE = (
     "one LongMemEval_S instance (e47becba), zjunlp/LightMem @ "
