@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Every LongMemEval arm on the shipped real instance with the local profile (experiment
-# longmemeval_local), cheapest first, then the table. Each run resumes its own folder, so rerun
-# after an interruption. ARMS="..." picks a subset (names below); SESSIONS=N reads the instance
-# over an N-session haystack, evidence kept (benchmark.sessions: the write-path arms pay one or
-# two 1.5B calls per session, about a minute each here); BENCH the runner.
-#   scripts/longmemeval_local.sh                 # 4-6 h on 2 cores, most of it write paths
+# Every LongMemEval arm on the shipped real instances with the local profile (experiment
+# longmemeval_local), cheapest arm first, each arm on every file before the next arm, then the
+# table. Each run resumes its own folder, so rerun after an interruption. ARMS="..." picks a
+# subset (names below); FILES="..." the files (shipped: e47becba's 53-session haystack; oracle:
+# the 8 extra oracle-style instances; s: the 2 extra S haystacks, 41 and 40 sessions;
+# benchmarks/data/longmemeval/SOURCES.md); SESSIONS=N reads each instance over an N-session
+# haystack, evidence kept (benchmark.sessions: the write-path arms pay one or two 1.5B calls per
+# session, about a minute each here); BENCH the runner.
+#   scripts/longmemeval_local.sh                 # every file: 4-6 h per S haystack on 2 cores
+#   FILES=oracle scripts/longmemeval_local.sh    # the small ones
 #   ARMS="mem0 hipporag" SESSIONS=8 scripts/longmemeval_local.sh
 set -euo pipefail
 BENCH=${BENCH:-.venv/bin/pmem-bench}
@@ -34,10 +38,21 @@ ORDER="no_memory pmem_turns pmem_turns_pruned pmem_turns_gate_oracle pmem_turns_
   pmem_turns_gate_router pmem_turns_gate_router_judge pmem_turns_b3000 long_context
   chunk_retrieval chunk_retrieval_generic pmem_materialized_full pmem_materialized
   pmem_materialized_full_merge070 pmem_materialized_merge070 mem0 hipporag"
+D=benchmarks/data/longmemeval
+declare -A FILE=(
+  [shipped]=""
+  [oracle]="benchmark.path=$D/longmemeval_extra_oracle.json benchmark.variant=oracle"
+  [s]="benchmark.path=$D/longmemeval_extra_s.json"
+)
+for file in ${FILES:=shipped oracle s}; do
+  [ -n "${FILE[$file]+set}" ] || { echo "unknown file '$file'; one of: shipped oracle s" >&2; exit 2; }
+done
 for arm in ${ARMS:-$ORDER}; do
   [ -n "${RUN[$arm]:-}" ] || { echo "unknown arm '$arm'; one of: $ORDER" >&2; exit 2; }
-  echo "== $arm"
-  # shellcheck disable=SC2086
-  $BENCH $E ${RUN[$arm]} || echo "!! $arm failed (rerun resumes it)" >&2
+  for file in $FILES; do
+    echo "== $arm on $file"
+    # shellcheck disable=SC2086
+    $BENCH $E ${RUN[$arm]} ${FILE[$file]} || echo "!! $arm on $file failed (rerun resumes it)" >&2
+  done
 done
 .venv/bin/python -m benchmarks.reports longmemeval_local

@@ -34,10 +34,11 @@ import numpy as np
 import pytest
 
 from baselines.pmem_arms.materialized import EXTRACT_SESSION_PROMPT
-from benchmarks.longmemeval import DATA_FILE, fixture_instances
+from benchmarks.longmemeval import DATA_FILE, EXTRA_FILES, OFFICIAL_TYPES, fixture_instances
 from benchmarks.models import scripted
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.reports import longmemeval as tables_longmemeval
+from tests.peer_runs import table_row
 
 CONCEPTS = {
     "home": {"boston", "denver", "moved", "move", "relocated", "city", "live", "flat"},
@@ -185,8 +186,11 @@ def bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
     return _bench(root, server, *overrides)
 
 
-def _bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
-    """Run pmem-bench (several arms in one process with `-m`); the run folders it reports."""
+def _bench(
+    root: Path, server: ScriptedServer, *overrides: str, data: Path | None = None
+) -> list[Path]:
+    """Run pmem-bench (several arms in one process with `-m`); the run folders it reports.
+    `data`: the file to read (the workspace's `data.json` unless given)."""
     cmd = [
         sys.executable,
         "-m",
@@ -195,7 +199,7 @@ def _bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
         f"run.root={root / 'runs'}",
         "run.progress=false",
         "run.episode_concurrency=8",
-        f"benchmark.path={root / 'data.json'}",
+        f"benchmark.path={data or root / 'data.json'}",
         "llm=openai",
         "llm.model=scripted",
         f"llm.base_url={server.base_url}",
@@ -457,7 +461,35 @@ def test_the_local_all_arms_table_renders(workspace: Path, server) -> None:
     md = tables_longmemeval.build(
         "longmemeval_local", workspace / "runs", workspace / "results", include_scripted=True
     )
-    rows = {line.split("|")[1].strip(): line for line in md.splitlines() if line.count("|") > 5}
+    first = md.split("## Every arm on every shipped instance")[0]
+    rows = {line.split("|")[1].strip(): line for line in first.splitlines() if line.count("|") > 5}
     assert "correct" in rows["pmem_turns"] and "wrong" in rows["no_memory"]
     assert "What degree did I graduate with?" in md
     assert rows["pmem_turns"].split("|")[2].strip() == "53"  # the whole haystack was read
+
+
+def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path, server) -> None:
+    """Runs of one arm on two files are two results (the file is part of the cell), and the
+    every-instance section sums them per arm with n, the types and the files it covers."""
+    s, _ = server
+    (tmp_path / "data.json").write_text(DATA_FILE.read_text())
+    oracle, _ = EXTRA_FILES["oracle"]
+    arms = "arm=no_memory,pmem_turns"
+    _bench(tmp_path, s, "-m", "experiment=longmemeval_local", arms)
+    _bench(tmp_path, s, "-m", "experiment=longmemeval_local", arms, "benchmark.variant=oracle",
+           data=oracle)  # fmt: skip
+    md = tables_longmemeval.build(
+        "longmemeval_local", tmp_path / "runs", tmp_path / "results", include_scripted=True
+    )
+    first, every = md.split("## Every arm on every shipped instance")
+    assert "What degree did I graduate with?" in first  # the one-question runs only
+    assert [line.split("|")[1].strip() for line in first.splitlines() if line.startswith("| ")][
+        1:
+    ] == ["no_memory", "pmem_turns"]  # one row each: the oracle file's runs are not in it
+    row = table_row(every, "pmem_turns")
+    assert row["n"] == "9" and row["files"] == f"data.json, {oracle.name}"
+    assert row["single-session-user"].endswith("/1") and row["temporal-reasoning"].endswith("/3")
+    assert row["multi-session"].endswith("/3") and row["abstention"].endswith("/1")
+    judged = sum(int(row[t].split("/")[0]) for t in row if t in OFFICIAL_TYPES)
+    assert judged == int(row["correct"].split("/")[0])
+    assert table_row(every, "no_memory")["n"] == "9"

@@ -32,7 +32,7 @@ Builder = Callable[[pd.DataFrame, Path, Path], str]
 
 # What makes two runs one cell of a table: a run that matches another on all of these competes
 # with it, and one of them is reported (`latest_per_config`).
-CELL_KEYS = ("arm", "benchmark", "source", "L", "d", "probe", "sessions", "writer")
+CELL_KEYS = ("arm", "benchmark", "data", "source", "L", "d", "probe", "sessions", "writer")
 
 
 def say(message: str) -> None:

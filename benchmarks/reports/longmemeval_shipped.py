@@ -1,9 +1,10 @@
-"""Every arm on the one shipped real LongMemEval instance (experiment longmemeval_local, the
-local profile): the official judge's verdict, what the arm read, what its write path cost.
+"""Every arm on the shipped real LongMemEval instances (experiment longmemeval_local, the local
+profile): on the first one (e47becba) the official judge's verdict, what the arm read and what
+its write path cost; then every arm over every shipped file, with n and the question types.
 
-Why a module of its own: n=1 per arm, a plumbing record of each arm on a real 53-session
-haystack rather than an accuracy estimate, read from the one prediction and score record of
-each run and its snapshots' ingest records (benchmarks/reports/frame.py's `history_costs`);
+Why a module of its own: n ≤ 9 per arm, a per-instance record of each arm on real haystacks
+rather than an accuracy estimate, read from each run's prediction and score records and its
+snapshots' ingest records (benchmarks/reports/frame.py's `history_costs`);
 benchmarks/reports/tables.py registers it.
 """
 
@@ -15,14 +16,16 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.reports.frame import Builder, header, history_costs
+from benchmarks.longmemeval.loader import DATA_FILE
+from benchmarks.longmemeval.schema import is_abstention
+from benchmarks.longmemeval.stats import OFFICIAL_TYPES
+from benchmarks.reports.frame import Builder, header, history_costs, per_question
 
-REAL_INSTANCE = "e47becba"  # the shipped instance (benchmarks/data/longmemeval)
+REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
 
 
-def _first_record(path: Path) -> dict[str, Any]:
-    """The one record of a one-question run's JSON-lines file."""
-    return json.loads(next(line for line in path.read_text().splitlines() if line))
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
 def _calls(costs: pd.DataFrame, calls: str, cached: str, tokens: str) -> str:
@@ -37,13 +40,21 @@ def _calls(costs: pd.DataFrame, calls: str, cached: str, tokens: str) -> str:
 
 
 def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
-    """Every arm on the one shipped real instance (experiment longmemeval_local): the verdict
-    of the official judge, what the arm read, and what its write path cost. n=1 per arm: a
-    plumbing record of each arm on a real 53-session haystack, not an accuracy estimate."""
+    """Every arm on the first shipped real instance (the runs of that one question): the
+    verdict of the official judge, what the arm read, and what its write path cost; then every
+    arm over every shipped file (`every_instance`). n=1 per arm in the first table: a plumbing
+    record of each arm on a real 53-session haystack, not an accuracy estimate."""
+    return first_instance(df, runs) + every_instance(df, runs)
+
+
+def first_instance(df: pd.DataFrame, runs: Path) -> str:
     rows = {}
     for _, r in df.sort_values("mean_tokens").iterrows():
         folder = runs / "longmemeval_local" / r["run"]
-        p, sc = _first_record(folder / "predictions.jsonl"), _first_record(folder / "scores.jsonl")
+        predictions = _records(folder / "predictions.jsonl")
+        if [x["id"] for x in predictions] != [REAL_INSTANCE]:
+            continue  # a run over several questions: its costs are not this instance's
+        p, sc = predictions[0], _records(folder / "scores.jsonl")[0]
         meta = p.get("context_meta") or {}
         costs = history_costs(folder)
         routed = meta.get("pruned_read")
@@ -77,8 +88,56 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "the provenance prune dropped, or 'gated off' where the gate sent the question to the "
         f"plain read; the stored B.1 class the class-oracle gate reads: {stored}."
     )
-    title = "LongMemEval: every arm on the shipped instance"
+    title = "LongMemEval: every arm on the shipped instances"
     return header(title, df, cells) + "\n" + table.to_markdown()
+
+
+def every_instance(df: pd.DataFrame, runs: Path) -> str:
+    """Per arm, over every shipped file it ran on (whole haystacks; a run over the first N
+    sessions is a row of its own): how many instances, how many the official judge marked
+    correct, and the same per question type and for the abstention questions (counted in their
+    type too, as the official script counts them), with the files each row covers. Judged
+    counts, not estimates: n ≤ 9."""
+    q = per_question(runs, "longmemeval_local")
+    q = q[q["run"].isin(df["run"])]
+    if q.empty:
+        return ""
+    files = df.set_index("run")["data"].map(lambda d: d or DATA_FILE.name)
+    sessions = df.set_index("run")["sessions"] if "sessions" in df.columns else None
+    q = q.assign(
+        file=q["run"].map(files),
+        type=q["question_meta"].map(lambda m: (m or {}).get("question_type")),
+        abstention=q["id"].map(is_abstention),
+        correct=q["judge.correct"].fillna(False).astype(bool),
+    )
+    if sessions is not None:
+        shrunk = q["run"].map(sessions)
+        q["arm"] = [
+            a if pd.isna(n) else f"{a} ({int(n)} sessions)"
+            for a, n in zip(q["arm"], shrunk, strict=True)
+        ]
+    types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
+    rows = {}
+    for arm, g in q.groupby("arm"):
+        row: dict[str, Any] = {"n": len(g), "correct": f"{int(g['correct'].sum())}/{len(g)}"}
+        for t in types:
+            of_type = g[g["type"] == t]
+            row[t] = f"{int(of_type['correct'].sum())}/{len(of_type)}" if len(of_type) else "–"
+        abst = g[g["abstention"]]
+        row["abstention"] = f"{int(abst['correct'].sum())}/{len(abst)}" if len(abst) else "–"
+        row["files"] = ", ".join(sorted(set(g["file"])))
+        rows[arm] = row
+    table = pd.DataFrame.from_dict(rows, orient="index").sort_values("n", ascending=False)
+    table.index.name = "arm"
+    counts = q.drop_duplicates(["file", "id"]).groupby("type").size()
+    asked = ", ".join(f"{t} {counts[t]}" for t in types)
+    return (
+        "\n\n## Every arm on every shipped instance\n\nThe official judge's verdicts per arm "
+        f"over the shipped files it ran on (benchmarks/data/longmemeval/SOURCES.md); {asked} "
+        "instance(s) in all. n is per row: an arm not yet run on a file has a smaller n. Judged "
+        "counts on real instances, not estimates of LongMemEval's figures.\n\n"
+        + table.to_markdown(disable_numparse=True)
+    )
 
 
 TABLES: dict[str, Builder] = {"longmemeval_local": longmemeval_local}

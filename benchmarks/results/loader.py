@@ -144,6 +144,9 @@ def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dic
         "arm": arm_key(cfg),
         "benchmark": cfg["benchmark"]["name"],
         **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
+        # the data file a run read (`benchmark.path`; None: the benchmark's default): runs on
+        # two files are two results, never one superseding the other
+        "data": Path(str(cfg["benchmark"]["path"])).name if cfg["benchmark"].get("path") else None,
         "llm": cfg["llm"].get("model"),
         # a write path of its own (writer=<profile>); None: the llm profile also writes
         "writer": (cfg.get("writer") or {}).get("model"),
