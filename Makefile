@@ -207,8 +207,9 @@ reproduce-table6: $(PROFILE_SETUP)
 # The rewrite step (a model, through the cache) writes the kept two-step rewrites and their
 # yield (<file>.summary.json), then each arm reads the same variant cases. The rewriter is the
 # writer profile (vllm: the 35B; local: the same 1.5B as the reader), the verifier the reader.
-# (DRY_RUN=1 skips the rewrite step: the sweep then composes on the rewrites already written.)
-REWRITES := results/alfworld/single_revision_$(PROFILE).jsonl
+# (DRY_RUN=1 skips the rewrite step: the sweep then composes on the rewrites already written, or
+# on REWRITES=<file>, e.g. the offline set benchmarks/data/alfworld/single_revision_offline.jsonl.)
+REWRITES ?= results/alfworld/single_revision_$(PROFILE).jsonl
 REWRITE := $(if $(DRY_RUN),@echo "dry run: no rewrite step:",$(BIN)/python)
 REWRITE_WRITER_local := local
 REWRITE_WRITER_vllm := vllm35b

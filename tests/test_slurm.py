@@ -205,3 +205,22 @@ def test_stop_vllm_kills_a_server_that_ignores_sigterm(tmp_path: Path) -> None:
     assert "SIGKILL" in out.stderr
     took = int(out.stdout.split("took=")[1].split()[0])
     assert 2 <= took <= 10, out.stdout
+
+
+def test_the_single_revision_job_starts_its_rewriter(tmp_path: Path) -> None:
+    """table6-single's rewrite step writes with the 35B (the Makefile's REWRITE_WRITER_vllm):
+    the job must serve it, beside the reader and the embedder."""
+    offline = "benchmarks/data/alfworld/single_revision_offline.jsonl"
+    out = dry_run(tmp_path, "slurm/reproduce.sbatch", "table6-single", CASES="1", REWRITES=offline)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "would start: vllm serve Qwen/Qwen3.6-35B-A3B-FP8" in out.stdout
+    assert "would start: vllm serve Qwen/Qwen3-4B-Instruct-2507" in out.stdout
+    assert "dry run: no rewrite step" in out.stdout and "3 run(s) composed" in out.stdout
+
+
+def test_the_peer_rows_are_tables_of_the_job(tmp_path: Path) -> None:
+    out = dry_run(tmp_path, "slurm/reproduce.sbatch", "nonsense", CASES="1")
+    assert out.returncode == 2 and "unknown table 'nonsense'" in out.stderr
+    script = (ROOT / "slurm" / "reproduce.sbatch").read_text()
+    for table in ("table7-peers", "table8-peers", "conflict-peers"):
+        assert f"|{table}" in script and f"make reproduce-{table}" not in script
