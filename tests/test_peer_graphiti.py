@@ -589,3 +589,41 @@ def test_graphiti_on_the_conflict_probe_end_to_end(tmp_path: Path) -> None:
     assert row["settled after (paper)"] == "39.3"
     assert row["flagged before (paper)"] == "–"
     assert row["settled after (ours)"] == "100.0 (n=1)"  # the check settles it: one valid edge
+
+
+def answers(folder: Path) -> dict[str, Any]:
+    """Each question's answer and the store's facts with their validity (no clock fields)."""
+    out = {}
+    for line in (folder / "predictions.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        facts = r["context_meta"]["introspection"]["facts"]
+        out[r["id"]] = (r["prediction"], sorted((f["text"], f["valid"]) for f in facts))
+    return out
+
+
+def test_a_lost_graphiti_ingest_is_rebuilt_from_the_cache_paying_nothing(tmp_path: Path) -> None:
+    """Graphiti's ingest is hours on 2 cores: a run killed before its snapshot was saved must
+    rebuild the graph from the response cache. Its requests carry no clock or random id, so
+    the rerun's every call is a cache hit, and the graph it rebuilds answers the same."""
+    import shutil
+
+    from tests.peer_runs import run_probe, with_reader
+
+    root = tmp_path / "runs"
+    model = HouseholdModel(reports_coexist=True)
+    args = ("experiment=conflict", "arm=graphiti_alfrev", "benchmark.cases=1")
+    with ScriptedServer(script=with_reader(model), models=[LLM, EMBED], embedding_dim=DIM) as s:
+        folder = run_probe(root, s, *args)
+        first = answers(folder)
+        calls = ("/chat/completions", "/embeddings")
+        paid = [s.count(c) for c in calls]
+        shutil.rmtree(folder)  # nothing of the run survives but the shared response cache
+        again = run_probe(root, s, *args)
+        # not one chat or embedding request reached the model again (the start-up probe's
+        # /models listing is asked anew: it is not a model call)
+        assert [s.count(c) for c in calls] == paid and paid[0] > 0
+    assert again == folder and answers(again) == first
+    ingests = [json.loads(p.read_text()) for p in again.glob("snapshots/*/ingest.json")]
+    usage = [u for i in ingests for u in i["usage"].values()]
+    assert usage and all(u["calls"] == 0 for u in usage)  # paid nothing: every call a cache hit
+    assert sum(u["cache_hits"] for u in usage) > 0
