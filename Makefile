@@ -123,7 +123,7 @@ $(PEERS_STAMP): $(STAMP)
 
 # The main job: the library's demonstration (the paper's Figure 1 story and the $30k/$50k
 # retraction, with history, on a SQLite store), then Table 6 (§4.2.1) on the local profile, a real
-# model obtained, verified and served by the project: CASES=20 per L, about 30 minutes on 2 cores
+# model obtained, verified and served by the project: CASES=20 per L, about an hour on 2 cores
 # (a rerun is instant: every call is cached). CASES=140 PROFILE=vllm is the paper's full run.
 run: demo reproduce-table6
 
