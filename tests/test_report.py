@@ -219,13 +219,16 @@ def test_committed_verdicts_are_computed(committed: tuple[str, Page]) -> None:
     rows = {(r[0], r[1]): r for r in page.verdicts}
     # Table 6 (n=20): computed as in test_table6_cells_hand_checked
     raw = rows[("raw_topk", "L=2")]
-    assert raw[3:7] == ["15/20", "75.0 [53.1–88.8]", "72.9", "11–18 of 20 (55.0–90.0%)"]
-    assert raw[-1] == "✓ inside"
-    # the committed commit runs routed by label: an oracle-routing row, no paper figure to judge
+    assert raw[3:7] == ["10/20", "50.0 [29.9–70.1]", "72.9", "11–18 of 20 (55.0–90.0%)"]
+    assert raw[-1] == "✗ outside"
+    assert rows[("raw_topk", "L=4")][3] == "9/20" and rows[("raw_topk", "L=4")][-1] == "✓ inside"
+    # the commit arm routed by its own key is the paper's row; the label-routed one is an
+    # oracle-routing row, with no paper figure to judge
+    assert rows[("pmem_commit", "L=4")][3:6] == ["20/20", "100.0 [83.9–100.0]", "100.0"]
     assert not any(r[0].startswith("pmem_commit_label_routed") for r in page.verdicts)
     # Table 8 joins questions: "84.2 (n=19)" recovered against the paper's 100.0
     assert rows[("pmem_commit, d=32", "recovered (ours)")][3] == "16/19"
-    assert int(page.sections["table6"]["data-verdicts"]) == 16  # 4 paper arms x 4 L
+    assert int(page.sections["table6"]["data-verdicts"]) == 20  # 5 paper arms x 4 L
     for r in page.verdicts:  # every verdict agrees with the definition
         k, n = map(int, r[3].split("/"))
         expected = verdict(k, n, as_probability(r[5], percent=True)).label
