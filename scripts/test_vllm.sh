@@ -30,12 +30,14 @@ export PMEM_VLLM_LOGS=${PMEM_VLLM_LOGS:-$ROOT/runs/vllm-cpu}
 mkdir -p "$PMEM_VLLM_LOGS"
 TIMINGS=$PMEM_VLLM_LOGS/timings.tsv
 
-timed() {  # NAME COMMAND...: run it, and append its wall seconds to timings.tsv
-  local name=$1 start=$SECONDS
+timed() {  # NAME COMMAND...: run it, append its wall seconds to timings.tsv, return its status
+  # (the status must survive: `timed pytest ... || rc=$?` is how a failed test fails the target)
+  local name=$1 start=$SECONDS status=0
   shift
-  "$@"
+  "$@" || status=$?
   printf '%s\t%s\t%s\n' "$(date +%FT%T)" "$name" "$((SECONDS - start))" >>"$TIMINGS"
   echo "test-vllm: $name took $((SECONDS - start)) s"
+  return "$status"
 }
 
 # --- 1. vLLM's CPU build, in a venv of its own (3.5 GB) ----------------------------------------

@@ -127,3 +127,30 @@ def test_a_scripted_reproduction_runs_its_sweep(tmp_path: Path) -> None:
     assert "scripted profile: no table built: conflict" in out.stdout
     summaries = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/*/summary.json")]
     assert len(summaries) == 5 and all(s["complete"] for s in summaries)
+
+
+def test_a_failed_vllm_test_fails_the_target(tmp_path: Path) -> None:
+    """scripts/test_vllm.sh times each step with `timed`; `timed pytest ... || rc=$?` is how a
+    failed test makes `make test-vllm` (and CI) fail, so `timed` must return the command's
+    status after writing its timing (it once returned the echo's 0: a timed-out vLLM test
+    passed CI). The function is run as the script defines it."""
+    script = (ROOT / "scripts" / "test_vllm.sh").read_text()
+    start = script.index("timed() {")
+    function = script[start : script.index("\n}\n", start) + 3]
+    check = f"""set -euo pipefail
+TIMINGS={tmp_path / "timings.tsv"}
+{function}
+rc=0
+timed failing bash -c 'exit 3' || rc=$?
+timed passing true
+echo "rc=$rc"
+"""
+    out = subprocess.run(["bash", "-c", check], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "rc=3" in out.stdout and "test-vllm: failing took" in out.stdout
+    steps = [line.split("\t")[1] for line in (tmp_path / "timings.tsv").read_text().splitlines()]
+    assert steps == ["failing", "passing"]  # timed still, failed or not
+    bare = subprocess.run(
+        ["bash", "-c", check.replace("|| rc=$?", "")], capture_output=True, timeout=30
+    )
+    assert bare.returncode == 3  # under set -e a failed step stops the script, as before
