@@ -16,7 +16,7 @@ import pandas as pd
 
 from benchmarks.reports import paper
 from benchmarks.reports.figures import accuracy_by_parameter
-from benchmarks.reports.frame import RATE_CELLS, Builder, cell, header, per_question
+from benchmarks.reports.frame import RATE_CELLS, Builder, cell, header, questions_of
 from benchmarks.scoring.scorers import names_location
 
 
@@ -55,7 +55,7 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
         md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
         md += (100 * cov).round(1).to_markdown()
-    md += commit_routing(_questions(runs, "table6", df), ["arm", "L"], "location")
+    md += commit_routing(questions_of(runs, "table6", df), ["arm", "L"], "location")
     # drawn from the per-run frame alone, so `python -m benchmarks.reports.figures` redraws the
     # same figure from the committed CSV
     accuracy_by_parameter(
@@ -115,12 +115,6 @@ def commit_routing(q: pd.DataFrame, by: list[str], scorer: str | None = None) ->
         "their object's cell (a fork or a merge into another object's cell is a miss; "
         f"`_label_routed` rows route by the generator's labels){split}:\n\n" + table
     )
-
-
-def _questions(runs: Path, experiment: str, df: pd.DataFrame) -> pd.DataFrame:
-    """The per-question frame of the runs `collect` reported (`df`)."""
-    q = per_question(runs, experiment)
-    return q[q["run"].isin(df["run"])]
 
 
 def _pct(series: pd.Series) -> str:
@@ -188,7 +182,7 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
     "v1 in store": the commit arms' retained values; for the peers, their store's own list
     (`store_names`), with "v1 valid" (v1 still current) and "v2 valid before" (the error
     committed in the store at the "-pre" question) beside it."""
-    q = _questions(runs, "table8", df)
+    q = questions_of(runs, "table8", df)
     q = q.assign(introspection=_introspection(q))
     rows = []
     for (arm, d), g in q.groupby(["arm", "d"]):
@@ -256,7 +250,7 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
 def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """§4.2.3: the conflict flagged before the settling check, and settled after it; for the
     peers, whether both reports are valid facts of their store before the check."""
-    q = _questions(runs, "conflict", df)
+    q = questions_of(runs, "conflict", df)
     q = q.assign(introspection=_introspection(q))
     rows = []
     for arm, g in q.groupby("arm"):
@@ -322,7 +316,7 @@ def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
         header("§4.2.1: a single revision in two-step phrasing", df)
         + "\n"
         + table.to_markdown()
-        + commit_routing(_questions(runs, "table6_single", df), ["arm"], "location")
+        + commit_routing(questions_of(runs, "table6_single", df), ["arm"], "location")
     )
 
 

@@ -136,6 +136,12 @@ def per_question(runs: Path, experiment: str, *, include_scripted: bool = True) 
     return q
 
 
+def questions_of(runs: Path, experiment: str, df: pd.DataFrame) -> pd.DataFrame:
+    """`per_question` restricted to the runs `collect` reported (`df`)."""
+    q = per_question(runs, experiment)
+    return q[q["run"].isin(df["run"])]
+
+
 # -- header and cells ---------------------------------------------------------------------------
 
 

@@ -19,13 +19,24 @@ import pandas as pd
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
-from benchmarks.reports.frame import Builder, header, history_costs, per_question
+from benchmarks.reports.frame import Builder, header, history_costs, questions_of
 
 REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line]
+
+
+def _arm_label(arm: str, sessions: Any) -> str:
+    """The arm's row name; a run over the first N sessions of each haystack is a row of its own.
+    Arm names, not the paper's labels: on this profile the "35B" router runs on the judge."""
+    return arm if pd.isna(sessions) else f"{arm} ({int(sessions)} sessions)"
+
+
+def _judged(g: pd.DataFrame) -> str:
+    """The judge's correct count over `g`, "k/n" (a dash for none)."""
+    return f"{int(g['correct'].sum())}/{len(g)}" if len(g) else "–"
 
 
 def _calls(costs: pd.DataFrame, calls: str, cached: str, tokens: str) -> str:
@@ -58,10 +69,7 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
         meta = p.get("context_meta") or {}
         costs = history_costs(folder)
         routed = meta.get("pruned_read")
-        # arm names, not the paper's labels: on this profile the "35B" router runs on the judge
-        shrunk = r.get("sessions")
-        name = r["arm"] if pd.isna(shrunk) else f"{r['arm']} ({int(shrunk)} sessions)"
-        rows[name] = {
+        rows[_arm_label(r["arm"], r.get("sessions"))] = {
             "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
             "answer": " ".join(str(p["prediction"]).split())[:60],
@@ -98,33 +106,25 @@ def every_instance(df: pd.DataFrame, runs: Path) -> str:
     correct, and the same per question type and for the abstention questions (counted in their
     type too, as the official script counts them), with the files each row covers. Judged
     counts, not estimates: n ≤ 9."""
-    q = per_question(runs, "longmemeval_local")
-    q = q[q["run"].isin(df["run"])]
+    q = questions_of(runs, "longmemeval_local", df)
     if q.empty:
         return ""
-    files = df.set_index("run")["data"].map(lambda d: d or DATA_FILE.name)
-    sessions = df.set_index("run")["sessions"] if "sessions" in df.columns else None
+    by_run = df.set_index("run")
+    labels = {run: _arm_label(r["arm"], r.get("sessions")) for run, r in by_run.iterrows()}
     q = q.assign(
-        file=q["run"].map(files),
+        arm=q["run"].map(labels),
+        file=q["run"].map(by_run["data"].map(lambda d: d or DATA_FILE.name)),
         type=q["question_meta"].map(lambda m: (m or {}).get("question_type")),
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
     )
-    if sessions is not None:
-        shrunk = q["run"].map(sessions)
-        q["arm"] = [
-            a if pd.isna(n) else f"{a} ({int(n)} sessions)"
-            for a, n in zip(q["arm"], shrunk, strict=True)
-        ]
     types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
     rows = {}
     for arm, g in q.groupby("arm"):
-        row: dict[str, Any] = {"n": len(g), "correct": f"{int(g['correct'].sum())}/{len(g)}"}
+        row: dict[str, Any] = {"n": len(g), "correct": _judged(g)}
         for t in types:
-            of_type = g[g["type"] == t]
-            row[t] = f"{int(of_type['correct'].sum())}/{len(of_type)}" if len(of_type) else "–"
-        abst = g[g["abstention"]]
-        row["abstention"] = f"{int(abst['correct'].sum())}/{len(abst)}" if len(abst) else "–"
+            row[t] = _judged(g[g["type"] == t])
+        row["abstention"] = _judged(g[g["abstention"]])
         row["files"] = ", ".join(sorted(set(g["file"])))
         rows[arm] = row
     table = pd.DataFrame.from_dict(rows, orient="index").sort_values("n", ascending=False)
