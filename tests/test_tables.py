@@ -106,6 +106,16 @@ def test_table8_reads_v1_in_store_from_the_peers_own_store(tmp_path) -> None:
          {"committed": {"correct": True}, "recovered": {}}),
         ("a", ["desk 1"], meta, {**audit, "retained_values": ["desk 1", "shelf 1"]},
          {"committed": {}, "recovered": {"correct": True, "outcome": "correct"}}),
+        # b: v1 never reached the cell, so the retraction empties it (a writer error); c: the
+        # cell holds v1 and the reader names another place (a reader error)
+        ("b-pre", ["shelf 1"], meta, {**audit, "events_seen": 2, "events_reached_cell": 2},
+         {"committed": {"correct": True}, "recovered": {}}),
+        ("b", ["desk 1"], meta, {**audit, "cell_value": "", "retained_values": ["shelf 1"]},
+         {"committed": {}, "recovered": {"correct": False, "outcome": "other"}}),
+        ("c-pre", ["shelf 1"], meta, {**audit, "events_seen": 2, "events_reached_cell": 2},
+         {"committed": {"correct": True}, "recovered": {}}),
+        ("c", ["desk 1"], meta, {**audit, "cell_value": "desk 1", "retained_values": ["desk 1"]},
+         {"committed": {}, "recovered": {"correct": False, "outcome": "stale"}}),
     ]  # fmt: skip
     fake_probe_run(runs, "table8", "p", "pmem_commit", commit)
     markdown = TABLES["table8"](collect(runs, "table8"), runs, tmp_path / "out")
@@ -116,13 +126,17 @@ def test_table8_reads_v1_in_store_from_the_peers_own_store(tmp_path) -> None:
     assert row["v1 in store"] == "100.0 (n=2)"  # invalidated in a, current in b
     assert row["v1 valid"] == "50.0 (n=2)" and row["v2 valid before"] == "50.0 (n=2)"
     pmem = table_row(markdown, "pmem_commit")
-    assert pmem["v1 in store"] == "100.0 (n=1)" and pmem["v1 valid"] == "–"  # no store list
+    assert pmem["committed"] == "3/3" and pmem["recovered (ours)"] == "33.3 (n=3)"
+    assert pmem["v1 in store"] == "66.7 (n=3)" and pmem["v1 valid"] == "–"  # no store list
     assert "Rows with no paper figure" not in markdown  # both rows are the paper's
-    # the commit arm's routing audit, over both episodes of the case; a peer keeps no cells
-    routing = markdown.split("Commit routing (")[1]
+    # the commit arm's routing audit, over both episodes of each case, and its final-question
+    # misses split by where they arose (a "-pre" question is not the recovered scorer's: no
+    # miss); a peer keeps no cells
+    routing = markdown.split("Commit routing and misses (")[1]
     row = table_row(routing, "pmem_commit")
-    assert row["d"] == "0" and row["events to their cell"] == "80.0% of 5"
-    assert row["questions to their cell"] == "100.0%" and "misses" not in row
+    assert row["d"] == "0" and row["events to their cell"] == "93.3% of 15"
+    assert row["questions to their cell"] == "100.0%"
+    assert (row["misses"], row["writer errors"], row["reader errors"]) == ("2", "1", "1")
     assert "graphiti" not in routing
 
 

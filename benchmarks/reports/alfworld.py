@@ -91,7 +91,8 @@ def commit_routing(q: pd.DataFrame, by: list[str], scorer: str | None = None) ->
         row["events to their cell"] = f"{100 * reached / seen:.1f}% of {int(seen)}" if seen else "–"
         row["questions to their cell"] = f"{100 * asked.mean():.1f}%" if len(asked) else "–"
         if scorer is not None:
-            miss = g[~g[f"{scorer}.correct"].fillna(False).astype(bool)]
+            scored = g[g[f"{scorer}.correct"].notna()]  # a phase the scorer does not judge
+            miss = scored[~scored[f"{scorer}.correct"].astype(bool)]
             held = [
                 bool(names_location(str(r["context_meta"].get("cell_value")), r["gold"]))
                 for _, r in miss.iterrows()
@@ -107,8 +108,9 @@ def commit_routing(q: pd.DataFrame, by: list[str], scorer: str | None = None) ->
     if scorer is not None:
         title += " and misses"
         split = (
-            "; a miss is a writer error when the cell read does not hold the gold location, a "
-            "reader error when it does"
+            f"; a miss (a question the `{scorer}` scorer judges wrong, every case's) is a "
+            "writer error when the cell read does not hold the gold location, a reader error "
+            "when it does"
         )
     return (
         f"\n\n{title} (B.2; §3.3 soft key identity): events and questions that reached "
@@ -243,7 +245,7 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "v1 valid: named by a current fact after the retraction; v2 valid before: the error "
         'is a current fact at the "-pre" question (the store committed it).'
         + notes
-        + commit_routing(q, ["arm", "d"])
+        + commit_routing(q, ["arm", "d"], "recovered")
     )
 
 
