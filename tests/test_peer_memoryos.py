@@ -254,3 +254,81 @@ def test_config_builds_the_arm(tmp_path: Path) -> None:
     assert (arm.k, arm.chunk_size, arm.short_term) == (5, 1000, True)
     assert arm.options["retrieval_queue_capacity"] == 5
     assert arm.options["short_term_capacity"] == 10
+
+
+class _Stopped(Exception):
+    """Stands for a kill: raised from the progress callback after a given unit."""
+
+
+def _requests(server: ScriptedServer, start: int = 0) -> list[str]:
+    """The model requests the server received from index `start`, as sorted canonical JSON
+    (MemoryOS's pools send some concurrently: the order within a unit may vary)."""
+    paths = ("/chat/completions", "/embeddings")
+    bodies = [json.dumps(b, sort_keys=True) for p, b in list(server.received)[start:] if p in paths]
+    return sorted(bodies)
+
+
+def test_a_killed_ingest_resumes_from_the_cache_paying_nothing_twice(tmp_path: Path) -> None:
+    """Issue 15.4: MemoryOS's ingest costs hours on 2 cores, so a killed one must resume from
+    the response cache. Undated items (FactConsolidation's chunks) exercise the stream clock:
+    with MemoryOS's wall clock and random ids (before patch 6) the replay sent other requests.
+    The progress record says how far the stopped ingest got, unit by unit."""
+    from benchmarks.models.cache import ResponseCache
+    from benchmarks.runner.pipeline import ProgressRecord
+
+    undated = [Event(f"e{i}", text) for i, text in enumerate(FACTS)]
+
+    def arm_with_cache(server: ScriptedServer, cache: Path, workdir: Path):
+        fast = {"backoff_s": 0.01, "backoff_max_s": 0.05}
+        store = ResponseCache(cache)
+        writer = ChatModel(Endpoint(server.base_url, "scripted", **fast), "writer", cache=store)
+        embedder = Embedder(
+            Endpoint(server.base_url, "scripted-embed", **fast), "embedder", cache=store
+        )
+        services = Services(writer=writer, embedder=embedder)
+        return MemoryOSArm(services, k=5, workdir=str(workdir)), services
+
+    from baselines.peers.memoryos_arm import MemoryOSArm
+
+    async def ingest_and_search(arm) -> list[str]:
+        await arm.ingest(undated)
+        found = await arm.search("Where is the apple?", await arm.endpoints())
+        await arm.aclose()
+        return found
+
+    with ScriptedServer(script=script, models=MODELS) as server:
+        # the reference: one uninterrupted ingest
+        arm, _ = arm_with_cache(server, tmp_path / "ref.sqlite", tmp_path / "ref")
+        reference = asyncio.run(ingest_and_search(arm))
+        paid_reference = _requests(server)
+        assert arm.stats["mid_term_pages"] > 0 and arm.stats["llm_calls"] > 0
+
+        # stopped after 9 of 14 units: its progress record is on disk
+        mark = len(server.received)
+        arm, services = arm_with_cache(server, tmp_path / "c.sqlite", tmp_path / "a")
+        record = ProgressRecord(tmp_path / "progress.json", services)
+
+        def stop_after_nine(done: int, total: int) -> None:
+            record(done, total)
+            if done == 9:
+                raise _Stopped
+
+        arm.on_progress = stop_after_nine
+        with pytest.raises(_Stopped):
+            asyncio.run(arm.ingest(undated))
+        asyncio.run(arm.aclose())
+        paid_first = _requests(server, mark)
+        progress = json.loads((tmp_path / "progress.json").read_text())
+        assert (progress["units_done"], progress["units_total"]) == (9, len(FACTS))
+        assert [u["cached"] for u in progress["units"]] == [0] * 9
+        assert sum(u["paid"] for u in progress["units"]) == progress["usage"]["writer"]["calls"]
+
+        # the rerun: nothing of the first attempt survives but the response cache
+        mark = len(server.received)
+        fresh, _ = arm_with_cache(server, tmp_path / "c.sqlite", tmp_path / "b")
+        resumed = asyncio.run(ingest_and_search(fresh))
+        paid_again = _requests(server, mark)
+
+    assert resumed == reference  # the same memory, read the same way
+    assert sorted(paid_first + paid_again) == paid_reference  # each request paid exactly once
+    assert paid_first and paid_again

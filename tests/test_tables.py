@@ -270,3 +270,73 @@ def test_table6_reports_routing_and_splits_commit_misses(tmp_path) -> None:
     }
     assert rows[("pmem_commit", "2")][2:] == ["77.8% of 9", "66.7%", "2", "1", "1"]
     assert rows[("pmem_commit_label_routed", "2")][2:] == ["100.0% of 3", "100.0%", "0", "0", "0"]
+
+
+# -- Table 7: a peer's ingest stopped mid-stream (issue 15.4) ---------------------------------
+
+
+def _table7_manifest(folder: Path, arm: str, model: str = "m") -> None:
+    folder.mkdir(parents=True)
+    bench = {"name": "factconsolidation_sh_6k", "source": "sh_6k", "limit": 50}
+    config = {"arm": {"name": arm}, "benchmark": bench, "llm": {"model": model}, "embedder": {}}
+    manifest = {"config": config, "started_at": "2026-01-01T00:00:00"}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _stopped_ingest(folder: Path, units: list[dict]) -> None:
+    snapshot = folder / "snapshots" / "factconsolidation_sh_6k"
+    snapshot.mkdir(parents=True, exist_ok=True)
+    paid = sum(u["paid"] for u in units)
+    record = {"units_done": len(units), "units_total": 27, "wall_s": sum(u["s"] for u in units),
+              "usage": {"writer": {"calls": paid}}, "units": units}  # fmt: skip
+    (snapshot / "ingest_progress.json").write_text(json.dumps(record))
+
+
+def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> None:
+    from benchmarks.results import export_runs, load_partial
+
+    runs = tmp_path / "runs"
+    finished = runs / "table7" / "raw"
+    _table7_manifest(finished, "raw_facts")
+    score = {"accuracy": 0.5, "ci95": [0.3, 0.7], "n": 50, "correct": 25}
+    summary = {"n": 50, "expected": 50, "complete": True, "scores": {"substring": score},
+               "read": {"mean_chars": 10.0, "mean_tokens": 3.0}}  # fmt: skip
+    (finished / "summary.json").write_text(json.dumps(summary))
+    # the first unit replayed from the cache after an earlier stop, two paid since
+    units = [{"s": 0.5, "paid": 0, "cached": 18}, {"s": 250.0, "paid": 18, "cached": 0},
+             {"s": 270.0, "paid": 20, "cached": 0}]  # fmt: skip
+    _table7_manifest(runs / "table7" / "g", "graphiti")
+    _stopped_ingest(runs / "table7" / "g", units)
+    # a scripted dry run's stopped ingest never enters a paper table
+    dry = runs / "table7" / "dry"
+    _table7_manifest(dry, "memoryos")
+    manifest = json.loads((dry / "manifest.json").read_text())
+    manifest["config"]["llm"]["server"] = {"_target_": "benchmarks.models.scripted.ScriptedServer"}
+    (dry / "manifest.json").write_text(json.dumps(manifest))
+    _stopped_ingest(dry, units)
+
+    partial = load_partial(runs, "table7")
+    assert sorted(partial["arm"]) == ["graphiti", "memoryos"]
+    assert set(partial["units_done"]) == {3}
+
+    def built(root: Path) -> str:
+        return TABLES["table7"](collect(root, "table7"), root, tmp_path / "out")
+
+    markdown = built(runs)
+    row = table_row(markdown, "graphiti")
+    assert row["sh_6k acc"] == "partial: ingest 3/27"
+    assert row["ingest 6k"] == "partial: 3/27 units, 19 calls and 260 s per paid unit (median of 2)"
+    assert "- `graphiti` on sh_6k: 3 of 27 units ingested; the rest is about 1.7 h more" in markdown
+    assert "memoryos" not in markdown
+    assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")
+
+    # the export keeps what the table needs of the stopped run, and the table rebuilds the same
+    export_runs(runs, tmp_path / "export", "table7")
+    kept = tmp_path / "export/table7/g/snapshots/factconsolidation_sh_6k"
+    assert (kept / "ingest_progress.json").exists()
+    assert not (tmp_path / "export/table7/dry").exists()
+    assert built(tmp_path / "export") == markdown
+
+    # once a run finishes the cell, its row replaces the partial one
+    (runs / "table7" / "g" / "summary.json").write_text(json.dumps(summary))
+    assert "partial" not in built(runs)

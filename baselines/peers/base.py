@@ -136,6 +136,10 @@ class PeerArm(MemoryArm):
     module: ClassVar[str] = ""  # the import name of the package
     extra: ClassVar[str] = ""  # the pip extra that installs it
     lists_store: ClassVar[bool] = False  # implements `store_facts` (introspection)
+    #: the package takes items one at a time, its state carried between calls, so the ingest
+    #: can be fed unit by unit and report progress (a killed run says how far it got); False
+    #: for packages that index a whole batch at once (HippoRAG)
+    incremental: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -192,7 +196,14 @@ class PeerArm(MemoryArm):
 
     async def ingest(self, events: Sequence[Event]) -> None:
         items = items_of(events, self.chunk_size)
-        await self.ingest_items(items, await self.endpoints())
+        endpoints = await self.endpoints()
+        if self.incremental:  # the same calls in the same order, with progress after each unit
+            for done, item in enumerate(items, 1):
+                await self.ingest_items([item], endpoints)
+                self.report_progress(done, len(items))
+        else:
+            await self.ingest_items(items, endpoints)
+            self.report_progress(len(items), len(items))
         self.stats.setdefault("items", len(items))
 
     async def ingest_items(self, items: Sequence[Item], endpoints: PeerEndpoints) -> None:

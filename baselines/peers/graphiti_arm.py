@@ -95,6 +95,7 @@ class GraphitiArm(PeerArm):
 
     module: ClassVar[str] = "graphiti_core"
     extra: ClassVar[str] = "graphiti"
+    incremental: ClassVar[bool] = True  # one item per call (base class: progress)
     lists_store: ClassVar[bool] = True
 
     def __init__(

@@ -124,6 +124,7 @@ class Mem0Arm(PeerArm):
 
     module: ClassVar[str] = "mem0"
     extra: ClassVar[str] = "mem0"
+    incremental: ClassVar[bool] = True  # one item per call (base class: progress)
     lists_store: ClassVar[bool] = True
     prompts: ClassVar[dict[str, str]] = {f"fact_{n}": p for n, p in FACT_PROMPTS.items()}
 

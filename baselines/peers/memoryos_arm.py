@@ -46,6 +46,16 @@ The package is used as published, with these patches, all applied here and nowhe
 5. Logging: MemoryOS `print`s several lines per call; a module-level `print` in each memoryos
    module routes them to the `memoryos` logger (DEBUG; its "Error..."/"Warning..." lines, e.g.
    an unparsable multi-summary JSON, at WARNING).
+6. Clock and ids: MemoryOS stamps pages, sessions and visits with the wall clock
+   (`utils.get_timestamp`) and names them with random ids (`utils.generate_id`). The stamps
+   reach its prompts (the continuity check shows page times) and its session heat decays with
+   them, so an ingest replayed after a kill would send other requests than the first attempt
+   and re-pay them, or take other branches. Both are replaced, in every memoryos module that
+   imported them by name, by the arm's stream clock (`StreamClock`, a context variable like
+   patch 2's): the time of the item being added (its date, else `BASE_TIME` plus its index in
+   seconds, always after the previous item's) and a counter for ids, both saved with the arm.
+   The same stream then gives the same requests, and a killed ingest resumes from the
+   response cache paying nothing twice.
 
 One MemoryOS operation runs at a time per arm (it rewrites its JSON files on every change and
 bumps session heat on every search).
@@ -129,7 +139,7 @@ def memoryos_modules() -> list[types.ModuleType]:
 
 
 def import_memoryos() -> types.ModuleType | None:
-    """Import memoryos and patch it once (patches 1, 2 and 5); None when it is not installed
+    """Import memoryos and patch it once (patches 1, 2, 5 and 6); None when it is not installed
     (the base then says how to install it)."""
     module = sys.modules.get("memoryos")
     if module is None:
@@ -151,6 +161,9 @@ def import_memoryos() -> types.ModuleType | None:
             _quiet(sub)
             if hasattr(sub, "get_embedding"):
                 sub.get_embedding = get_embedding  # type: ignore[attr-defined]
+            for name, fn in (("get_timestamp", get_timestamp), ("generate_id", generate_id)):
+                if hasattr(sub, name):  # patch 6
+                    setattr(sub, name, fn)
             if hasattr(sub, "ThreadPoolExecutor"):
                 sub.ThreadPoolExecutor = ContextExecutor  # type: ignore[attr-defined]
         setattr(module, PATCHED, True)
@@ -197,6 +210,75 @@ class RemoteEmbedding:
         self._client.close()
 
 
+# -- patch 6: the stream's clock and ids -------------------------------------------------------
+
+BASE_TIME = dt.datetime(2000, 1, 1)  # an undated item's time: this plus its index in seconds
+
+
+class StreamClock:
+    """An arm's clock for MemoryOS (patch 6): stream time, not wall time, and counted ids."""
+
+    def __init__(self, now: dt.datetime = BASE_TIME, ids: int = 0) -> None:
+        self.now, self.ids = now, ids
+        self._lock = threading.Lock()  # MemoryOS names pages from its thread pools
+
+    def advance(self, item: Item) -> None:
+        """To the item's time: its date, else BASE_TIME + its index in seconds; one second
+        after the current time when that would not follow it (arrival order is time order)."""
+        when = _parse_date(item.at) or BASE_TIME + dt.timedelta(seconds=item.index)
+        self.now = when if when > self.now else self.now + dt.timedelta(seconds=1)
+
+    def timestamp(self) -> str:
+        return self.now.strftime(TIME_FORMAT)
+
+    def next_id(self, prefix: str) -> str:
+        with self._lock:
+            self.ids += 1
+            return f"{prefix}_{self.ids:08x}"
+
+    def state(self) -> dict[str, Any]:
+        return {"now": self.now.isoformat(), "ids": self.ids}
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        """Continue from a saved `state()` (in place: a running operation holds this clock)."""
+        if state:
+            self.now, self.ids = dt.datetime.fromisoformat(state["now"]), int(state["ids"])
+
+
+def _parse_date(at: str | None) -> dt.datetime | None:
+    if not at:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.replace(tzinfo=None)
+
+
+#: the clock of the arm whose operation is running (carried into memoryos's pools like
+#: `_current`)
+_clock: contextvars.ContextVar[StreamClock | None] = contextvars.ContextVar(
+    "memoryos_clock", default=None
+)
+
+
+def _running_clock() -> StreamClock:
+    clock = _clock.get()
+    if clock is None:
+        raise RuntimeError("MemoryOS read the clock outside an operation of a MemoryOS arm")
+    return clock
+
+
+def get_timestamp() -> str:
+    """What MemoryOS calls in place of `memoryos.utils.get_timestamp`: the stream's time."""
+    return _running_clock().timestamp()
+
+
+def generate_id(prefix: str = "id") -> str:
+    """What MemoryOS calls in place of `memoryos.utils.generate_id`: a counted id."""
+    return _running_clock().next_id(prefix)
+
+
 #: the embedding function of the arm whose operation is running (set in its worker thread;
 #: memoryos's own thread pools carry it over, see `ContextExecutor`)
 _current: contextvars.ContextVar[RemoteEmbedding | None] = contextvars.ContextVar(
@@ -237,6 +319,7 @@ class MemoryOSArm(PeerArm):
 
     module: ClassVar[str] = "memoryos"
     extra: ClassVar[str] = "memoryos"
+    incremental: ClassVar[bool] = True  # one item per call (base class: progress)
 
     def __init__(
         self,
@@ -276,6 +359,7 @@ class MemoryOSArm(PeerArm):
         # one MemoryOS operation at a time: it rewrites its JSON files on every change, and the
         # harness may ask several questions of one arm at once
         self._op_lock = threading.Lock()
+        self._clock = StreamClock()  # patch 6
 
     # -- opening MemoryOS ----------------------------------------------------------------------
 
@@ -298,24 +382,30 @@ class MemoryOSArm(PeerArm):
         memo.client.chat_completion = self._chat_call(memo.client.chat_completion)  # patch 3
         state = self.workdir / STATE_FILE
         if state.exists():
-            last = json.loads(state.read_text()).get("last_evicted_page")
-            memo.updater.last_evicted_page_for_continuity = last
+            saved = json.loads(state.read_text())
+            memo.updater.last_evicted_page_for_continuity = saved.get("last_evicted_page")
+            self._clock.restore(saved.get("clock"))
         self._memo = memo
         return memo
 
     def _operation(self, fn: Callable[..., Any], endpoints: PeerEndpoints, *args: Any) -> Any:
-        """Run `fn(memo, *args)` with this arm's embedding endpoint current (patch 2)."""
+        """Run `fn(memo, *args)` with this arm's embedding endpoint (patch 2) and stream clock
+        (patch 6) current."""
         with self._op_lock:
-            memo = self._open(endpoints)
-            embedding = self._embedding
-            before = embedding.requests
-            token = _current.set(embedding)
+            clock = _clock.set(self._clock)  # before opening: MemoryOS may stamp on load
             try:
-                return fn(memo, *args)
+                memo = self._open(endpoints)
+                embedding = self._embedding
+                before = embedding.requests
+                token = _current.set(embedding)
+                try:
+                    return fn(memo, *args)
+                finally:
+                    _current.reset(token)
+                    with self._lock:
+                        self._count("embed_requests", embedding.requests - before)
             finally:
-                _current.reset(token)
-                with self._lock:
-                    self._count("embed_requests", embedding.requests - before)
+                _clock.reset(clock)
 
     def _chat_call(self, original: Callable[..., str]) -> Callable[..., str]:
         """Patches 3 and 4: send the configured model, count calls by prompt, catch failures."""
@@ -363,9 +453,8 @@ class MemoryOSArm(PeerArm):
             if memo is None:
                 return
             last = memo.updater.last_evicted_page_for_continuity
-            (self.workdir / STATE_FILE).write_text(
-                json.dumps({"last_evicted_page": last}, ensure_ascii=False)
-            )
+            state = {"last_evicted_page": last, "clock": self._clock.state()}
+            (self.workdir / STATE_FILE).write_text(json.dumps(state, ensure_ascii=False))
             memo.client.shutdown()
             memo.client.client.close()
             if self._embedding is not None:
@@ -379,6 +468,7 @@ class MemoryOSArm(PeerArm):
 
     def _ingest(self, memo: Any, items: Sequence[Item]) -> None:
         for item in items:  # in arrival order, one add_memory pair each
+            self._clock.advance(item)
             at = memoryos_time(item.at)
             if at is not None:
                 self.stats["dated"] = True

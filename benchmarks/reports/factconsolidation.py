@@ -10,6 +10,7 @@ benchmarks/reports/write_audit.py.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pandas as pd
 from benchmarks.reports import paper
 from benchmarks.reports.figures import plot_table7
 from benchmarks.reports.frame import Builder, format_cost, header, ingest_cost
+from benchmarks.results.loader import load_partial
 
 
 def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
@@ -45,6 +47,7 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
     for (arm, length), paid in costs.items():  # sh and mh share a stream: show the paying run
         if paid:
             rows[arm][f"ingest {length}"] = format_cost(max(paid, key=lambda c: c["calls"]))
+    partial = unfinished(runs, df, rows)
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
     table = table[sorted(table.columns, key=_table7_column)]
     table.index.name = "arm"
@@ -61,7 +64,53 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + table.to_markdown()
         + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
         "batches; calls answered from the response cache in parentheses), tokens, and wall "
-        "time on this machine; – where the run predates the ingest record.\n"
+        "time on this machine; – where the run predates the ingest record.\n" + partial
+    )
+
+
+def unfinished(runs: Path, df: pd.DataFrame, rows: dict[str, dict[str, Any]]) -> str:
+    """Rows for the runs of this table's profile still ingesting, or stopped mid-ingest, in the
+    cells no finished run fills (issue 15.4: a peer's ingest costs hours here): accuracy "–"
+    with how far the stream got, the ingest cell with the measured per-unit cost; and the note
+    saying how to resume. Rewrites `rows` in place; returns the note ("" when none)."""
+    try:
+        partial = load_partial(runs, "table7")
+    except FileNotFoundError:
+        return ""
+    if partial.empty:
+        return ""
+    partial = partial[partial["profile"].isin(set(df["profile"])) & ~partial["scripted"]]
+    lines = []
+    for _, r in partial.sort_values(["arm", "source"]).iterrows():
+        row = rows.setdefault(r["arm"], {})
+        acc = f"{r['source']} acc"
+        if acc in row:  # a finished run fills the cell
+            continue
+        done, total = int(r["units_done"]), int(r["units_total"])
+        row[acc] = f"partial: ingest {done}/{total}"
+        paid = [u for u in r["units"] if u.get("paid", 0) > 0]
+        length = r["source"].split("_")[1]
+        cell = f"partial: {done}/{total} units"
+        if paid:
+            seconds = statistics.median(u["s"] for u in paid)
+            calls = statistics.median(u["paid"] for u in paid)
+            cell += (
+                f", {calls:.0f} calls and {seconds:,.0f} s per paid unit (median of {len(paid)})"
+            )
+            lines.append(
+                f"- `{r['arm']}` on {r['source']}: {done} of {total} units ingested; the rest "
+                f"is about {(total - done) * seconds / 3600:.1f} h more here"
+            )
+        else:
+            lines.append(f"- `{r['arm']}` on {r['source']}: {done} of {total} units ingested")
+        row.setdefault(f"ingest {length}", cell)
+    if not lines:
+        return ""
+    return (
+        "\n**Partial rows** (an ingest still running or stopped: no answers yet). Rerunning "
+        "the same command (`make reproduce-table7-peers TABLE7_PEERS=<arm>`) resumes it: every "
+        "call made before the stop is answered from the response cache, so nothing is paid "
+        "twice.\n\n" + "\n".join(lines) + "\n"
     )
 
 

@@ -33,6 +33,10 @@ BENCH_META = ("_target_", "name")
 EXPORTED = ("predictions", "scores", "samples")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
+# an unfinished ingest's progress and a finished snapshot's mark, in each snapshot folder
+# (benchmarks.runner.pipeline.INGEST_PROGRESS_FILE and SNAPSHOT_DONE)
+INGEST_PROGRESS = "ingest_progress.json"
+SNAPSHOT_DONE = ".complete"
 # The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
 # `writer=vllm35b` is reported as `<arm>_35b`.
@@ -277,6 +281,46 @@ def load_ingest(
     return _kept(rows, root, experiment, include_scripted)
 
 
+def load_partial(root: str | Path = "runs", experiment: str | None = None) -> pd.DataFrame:
+    """One row per unfinished run (no summary.json) whose ingest recorded its progress
+    (`benchmarks.runner.pipeline.INGEST_PROGRESS_FILE`, written by arms that ingest a long
+    stream unit by unit): the run's columns, the episodes whose ingest finished, and the
+    unfinished one's units done of its stream, wall time and per-unit seconds and calls
+    (``units``: paid and answered from the cache). What a table shows for a run that is still
+    ingesting, or was stopped; empty when there is none."""
+    rows = []
+    root = Path(root)
+    for manifest_path in sorted(
+        root.glob(f"{glob.escape(experiment or '') or '*'}/*/manifest.json")
+    ):
+        folder = manifest_path.parent
+        if (folder / "summary.json").exists():
+            continue
+        progress = [
+            p
+            for p in sorted(folder.glob(f"snapshots/*/{INGEST_PROGRESS}"))
+            if not (p.parent / SNAPSHOT_DONE).exists()
+        ]
+        if not progress:
+            continue
+        manifest = json.loads(manifest_path.read_text())
+        record = json.loads(progress[-1].read_text())
+        rows.append(
+            {
+                **_run_columns(folder.parent.name, folder, manifest),
+                "started_at": manifest.get("started_at"),
+                "episodes_done": len(list(folder.glob(f"snapshots/*/{SNAPSHOT_DONE}"))),
+                "snapshot": progress[-1].parent.name,
+                "units_done": record["units_done"],
+                "units_total": record["units_total"],
+                "wall_s": record.get("wall_s"),
+                "units": record.get("units", []),
+                "path": str(folder),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def _kept(
     rows: list[dict[str, Any]], root: str | Path, experiment: str | None, include_scripted: bool
 ) -> pd.DataFrame:
@@ -299,7 +343,9 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
     clone needs to show per-sample drill-downs without the runs; the snapshots' stores stay
-    behind, their ingest calls come along in one ingest_calls.jsonl.gz."""
+    behind, their ingest calls come along in one ingest_calls.jsonl.gz. An unfinished run with
+    a recorded ingest progress (`load_partial`) is exported as its manifest and progress
+    records, so a table built from the export shows how far it got."""
     written = []
     for exp, folder in run_folders(root, experiment):
         manifest = json.loads((folder / "manifest.json").read_text())
@@ -320,5 +366,20 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
             text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)
             packed = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
             (target / f"{INGEST_CALLS}.jsonl.gz").write_bytes(packed)
+        written.append(target)
+    for folder in map(Path, load_partial(root, experiment).get("path", [])):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        if is_scripted(manifest["config"]):
+            continue
+        target = Path(dest) / folder.parent.name / folder.name
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / "manifest.json", target / "manifest.json")
+        for progress in folder.glob(f"snapshots/*/{INGEST_PROGRESS}"):
+            mark = progress.parent / SNAPSHOT_DONE
+            kept = target / "snapshots" / progress.parent.name
+            kept.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(progress, kept / INGEST_PROGRESS)
+            if mark.exists():
+                (kept / SNAPSHOT_DONE).touch()
         written.append(target)
     return written

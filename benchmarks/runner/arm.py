@@ -51,6 +51,15 @@ class MemoryArm(abc.ABC):
 
     def __init__(self, services: Services | None = None) -> None:
         self.services = services or Services()
+        #: set by the runner before `ingest`: an arm whose ingest is a long stream of units
+        #: calls it with (units done, units in the stream) after each, so a run killed
+        #: mid-ingest still says how far its stream got (`pipeline.INGEST_PROGRESS_FILE`)
+        self.on_progress: Callable[[int, int], None] | None = None
+
+    def report_progress(self, done: int, total: int) -> None:
+        """Tell the runner how far the ingest has got (a no-op outside a run)."""
+        if self.on_progress is not None:
+            self.on_progress(done, total)
 
     @abc.abstractmethod
     async def ingest(self, events: Sequence[Event]) -> None: ...

@@ -12,6 +12,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 SNAPSHOT_DONE = ".complete"
 INGEST_FILE = "ingest.json"  # what building the memory cost: wall time, calls and tokens by role
+# how far an unfinished ingest got (units of the stream done, calls and time so far), rewritten
+# after each unit by arms that report progress: what a killed run leaves for the tables
+INGEST_PROGRESS_FILE = "ingest_progress.json"
 
 
 def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
@@ -68,6 +72,44 @@ def ingest_cost(services: Services, wall_s: float) -> dict[str, Any]:
         if (client := getattr(services, role)) is not None and hasattr(client, "usage")
     }
     return {"wall_s": round(wall_s, 3), "usage": usage}
+
+
+class ProgressRecord:
+    """Writes how far an ingest has got after each unit (`MemoryArm.on_progress`), atomically,
+    so a kill leaves the last whole record: units done of the stream, the usage so far, and per
+    unit its wall seconds and the writer calls it paid and found in the response cache. A
+    resumed run replays the units before the kill from the cache (paid 0), so the per-unit
+    figures of the paid units are the stream's measured cost."""
+
+    def __init__(self, path: Path, services: Services) -> None:
+        self.path, self.services = path, services
+        self.started = self.last = time.perf_counter()
+        self.units: list[dict[str, float]] = []
+        self.seen = (0, 0)
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        writer = getattr(self.services, "writer", None)
+        usage = getattr(writer, "usage", None)
+        paid, cached = (usage.calls, usage.cache_hits) if usage is not None else (0, 0)
+        self.units.append(
+            {
+                "s": round(now - self.last, 3),
+                "paid": paid - self.seen[0],
+                "cached": cached - self.seen[1],
+            }
+        )
+        self.last, self.seen = now, (paid, cached)
+        record = {
+            "units_done": done,
+            "units_total": total,
+            **ingest_cost(self.services, now - self.started),
+            "units": self.units,
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps(record, indent=1))
+        partial.replace(self.path)
 
 
 def questions_left(
@@ -127,6 +169,7 @@ async def answer_stage(
                 snapshot = run.snapshots / snapshot_name(ep.id)
                 if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):
                     started = time.perf_counter()
+                    arm.on_progress = ProgressRecord(snapshot / INGEST_PROGRESS_FILE, own)
                     with recording(on_call=tick) as calls:
                         await arm.ingest(ep.events)
                     snapshot.mkdir(parents=True, exist_ok=True)
