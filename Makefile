@@ -251,16 +251,20 @@ TABLE7_ARMS ?= pmem_state pmem_state_iter pmem_state_oracle pmem_state_oracle_it
                raw_facts_tags chunk_retrieval long_context
 TABLE7_PEERS ?= mem0 graphiti hipporag memoryos
 WINDOW_local := llm.server.ctx=16384
-SWEEP7 := $(SWEEP) $(WINDOW_$(PROFILE)) experiment=table7 benchmark.limit=$(LIMIT) \
-          benchmark.source=$(call commas,$(SOURCES))
+SWEEP7_ANY := $(SWEEP) $(WINDOW_$(PROFILE)) benchmark.limit=$(LIMIT) \
+              benchmark.source=$(call commas,$(SOURCES))
+SWEEP7 := $(SWEEP7_ANY) experiment=table7
 
 reproduce-table7: $(PROFILE_SETUP)
 	$(SWEEP7) arm=$(call commas,$(TABLE7_ARMS))
 	$(TABLE) table7
 
+# The peers' rows are a table of their own (results/tables/table7_peers.md, runs/table7_peers/):
+# hours of ingest each on a laptop model, rerun on their own schedule; a stopped ingest resumes
+# from the response cache and shows as a labelled partial row until then (docs/peers.md).
 reproduce-table7-peers: $(PROFILE_SETUP) setup-peers
-	$(SWEEP7) arm=$(call commas,$(TABLE7_PEERS))
-	$(TABLE) table7
+	$(SWEEP7_ANY) experiment=table7_peers arm=$(call commas,$(TABLE7_PEERS))
+	$(TABLE) table7_peers
 
 # Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
 # pmem_state_nosoft), against the template parse of the same stream.

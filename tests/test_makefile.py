@@ -74,8 +74,13 @@ def test_the_tables_are_hydra_multiruns(tmp_path: Path) -> None:
     assert t8.count(f"{bench} experiment=table8") == 2
     assert "arm=raw_topk 'arm.disclose" not in t8
     t7 = plan(tmp_path, "reproduce-table7", "SOURCES=sh_6k sh_64k", "LIMIT=5")
-    assert "llm.server.ctx=16384 experiment=table7 benchmark.limit=5" in t7
-    assert "benchmark.source=sh_6k,sh_64k" in t7
+    assert "llm.server.ctx=16384 benchmark.limit=5 benchmark.source=sh_6k,sh_64k" in t7
+    assert "experiment=table7 arm=" in t7 and "benchmarks.reports table7" in t7
+    # the peers' rows: their own runs and table, never a rebuild of Table 7 from them alone
+    peers = plan(tmp_path, "reproduce-table7-peers", "TABLE7_PEERS=graphiti memoryos")
+    assert "experiment=table7_peers arm=graphiti,memoryos" in peers
+    assert "benchmarks.reports table7_peers" in peers
+    assert "benchmarks.reports table7\n" not in peers + "\n" and "experiment=table7 " not in peers
 
 
 def test_lme_tables_pass_the_judge_and_the_sweep_settings(tmp_path: Path) -> None:

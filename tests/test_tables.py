@@ -296,7 +296,7 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     from benchmarks.results import export_runs, load_partial
 
     runs = tmp_path / "runs"
-    finished = runs / "table7" / "raw"
+    finished = runs / "table7_peers" / "raw"
     _table7_manifest(finished, "raw_facts")
     score = {"accuracy": 0.5, "ci95": [0.3, 0.7], "n": 50, "correct": 25}
     summary = {"n": 50, "expected": 50, "complete": True, "scores": {"substring": score},
@@ -305,22 +305,22 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     # the first unit replayed from the cache after an earlier stop, two paid since
     units = [{"s": 0.5, "paid": 0, "cached": 18}, {"s": 250.0, "paid": 18, "cached": 0},
              {"s": 270.0, "paid": 20, "cached": 0}]  # fmt: skip
-    _table7_manifest(runs / "table7" / "g", "graphiti")
-    _stopped_ingest(runs / "table7" / "g", units)
+    _table7_manifest(runs / "table7_peers" / "g", "graphiti")
+    _stopped_ingest(runs / "table7_peers" / "g", units)
     # a scripted dry run's stopped ingest never enters a paper table
-    dry = runs / "table7" / "dry"
+    dry = runs / "table7_peers" / "dry"
     _table7_manifest(dry, "memoryos")
     manifest = json.loads((dry / "manifest.json").read_text())
     manifest["config"]["llm"]["server"] = {"_target_": "benchmarks.models.scripted.ScriptedServer"}
     (dry / "manifest.json").write_text(json.dumps(manifest))
     _stopped_ingest(dry, units)
 
-    partial = load_partial(runs, "table7")
+    partial = load_partial(runs, "table7_peers")
     assert sorted(partial["arm"]) == ["graphiti", "memoryos"]
     assert set(partial["units_done"]) == {3}
 
     def built(root: Path) -> str:
-        return TABLES["table7"](collect(root, "table7"), root, tmp_path / "out")
+        return TABLES["table7_peers"](collect(root, "table7_peers"), root, tmp_path / "out")
 
     markdown = built(runs)
     row = table_row(markdown, "graphiti")
@@ -328,15 +328,16 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     assert row["ingest 6k"] == "partial: 3/27 units, 19 calls and 260 s per paid unit (median of 2)"
     assert "- `graphiti` on sh_6k: 3 of 27 units ingested; the rest is about 1.7 h more" in markdown
     assert "memoryos" not in markdown
+    assert markdown.startswith("# Table 7, the peer systems' rows")
     assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")
 
     # the export keeps what the table needs of the stopped run, and the table rebuilds the same
-    export_runs(runs, tmp_path / "export", "table7")
-    kept = tmp_path / "export/table7/g/snapshots/factconsolidation_sh_6k"
+    export_runs(runs, tmp_path / "export", "table7_peers")
+    kept = tmp_path / "export/table7_peers/g/snapshots/factconsolidation_sh_6k"
     assert (kept / "ingest_progress.json").exists()
-    assert not (tmp_path / "export/table7/dry").exists()
+    assert not (tmp_path / "export/table7_peers/dry").exists()
     assert built(tmp_path / "export") == markdown
 
     # once a run finishes the cell, its row replaces the partial one
-    (runs / "table7" / "g" / "summary.json").write_text(json.dumps(summary))
+    (runs / "table7_peers" / "g" / "summary.json").write_text(json.dumps(summary))
     assert "partial" not in built(runs)

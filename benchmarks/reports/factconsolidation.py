@@ -10,6 +10,7 @@ benchmarks/reports/write_audit.py.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,10 @@ from benchmarks.reports.frame import Builder, format_cost, header, ingest_cost
 from benchmarks.results.loader import load_partial
 
 
-def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
+def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") -> str:
     """§4.3: accuracy by source (ours [interval] (n) / paper), the single-hop stale rate, and
-    what each arm's ingest cost."""
+    what each arm's ingest cost. `experiment` "table7_peers" builds the same table from the
+    peer systems' runs (their own folder: hours of ingest each, partial rows while one runs)."""
     rows: dict[str, dict[str, Any]] = {}
     costs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for _, r in df.sort_values(["arm", "source"]).iterrows():
@@ -40,18 +42,18 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
             row[f"{r['source']} stale"] = f"{stale:.1f} ({sn})" + (
                 f" / {ref}" if ref is not None else ""
             )
-        cost = ingest_cost(runs / "table7" / r["run"])
+        cost = ingest_cost(runs / experiment / r["run"])
         paid = costs.setdefault((r["arm"], r["source"].split("_")[1]), [])
         if cost is not None:
             paid.append(cost)
     for (arm, length), paid in costs.items():  # sh and mh share a stream: show the paying run
         if paid:
             rows[arm][f"ingest {length}"] = format_cost(max(paid, key=lambda c: c["calls"]))
-    partial = unfinished(runs, df, rows)
+    partial = unfinished(runs, experiment, df, rows)
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
     table = table[sorted(table.columns, key=_table7_column)]
     table.index.name = "arm"
-    plot_table7(df, out / "figures" / "table7.png")  # from the frame alone (figures.py)
+    plot_table7(df, out / "figures" / f"{experiment}.png")  # from the frame alone (figures.py)
     cells = (
         "Cells: accuracy % by MemoryAgentBench's substring rule with a 95% Wilson interval and "
         "(n questions), then / the paper's figure (Qwen3-4B-Instruct-2507, n=100 per cell) "
@@ -59,7 +61,7 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "superseded value (n), / the paper's."
     )
     return (
-        header("Table 7: FactConsolidation (accuracy %, single-hop stale rate %)", df, cells)
+        header(f"{TITLES[experiment]} (accuracy %, single-hop stale rate %)", df, cells)
         + "\n"
         + table.to_markdown()
         + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
@@ -68,13 +70,15 @@ def table7(df: pd.DataFrame, runs: Path, out: Path) -> str:
     )
 
 
-def unfinished(runs: Path, df: pd.DataFrame, rows: dict[str, dict[str, Any]]) -> str:
+def unfinished(
+    runs: Path, experiment: str, df: pd.DataFrame, rows: dict[str, dict[str, Any]]
+) -> str:
     """Rows for the runs of this table's profile still ingesting, or stopped mid-ingest, in the
     cells no finished run fills (issue 15.4: a peer's ingest costs hours here): accuracy "–"
     with how far the stream got, the ingest cell with the measured per-unit cost; and the note
     saying how to resume. Rewrites `rows` in place; returns the note ("" when none)."""
     try:
-        partial = load_partial(runs, "table7")
+        partial = load_partial(runs, experiment)
     except FileNotFoundError:
         return ""
     if partial.empty:
@@ -122,4 +126,12 @@ def _table7_column(name: str) -> tuple[int, int, str]:
     return (kind, {"sh": 0, "mh": 1}.get(hop, 0), str(order.get(length, length)))
 
 
-TABLES: dict[str, Builder] = {"table7": table7}
+TITLES = {
+    "table7": "Table 7: FactConsolidation",
+    "table7_peers": "Table 7, the peer systems' rows: FactConsolidation",
+}
+
+TABLES: dict[str, Builder] = {
+    "table7": table7,
+    "table7_peers": functools.partial(table7, experiment="table7_peers"),
+}

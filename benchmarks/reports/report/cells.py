@@ -17,6 +17,7 @@ page can put the badge into the cell it judges.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -142,16 +143,16 @@ def _table6_single(df: pd.DataFrame, blocks: list[Block]) -> list[Cell]:
     return [c for c in out if c]
 
 
-def _table7(df: pd.DataFrame, blocks: list[Block]) -> list[Cell]:
+def _table7(df: pd.DataFrame, blocks: list[Block], table: str = "table7") -> list[Cell]:
     out = []
     for _, r in df.iterrows():
         arm, source = r["arm"], r["source"]
         k, n = _frame_count(r, "substring.acc", "substring.n")
         ref = paper.TABLE7_ACCURACY.get(arm, {}).get(source)
-        out.append(_make("table7", {"arm": arm}, f"{source} acc", "accuracy", k, n, ref))
+        out.append(_make(table, {"arm": arm}, f"{source} acc", "accuracy", k, n, ref))
         k, n = _frame_count(r, "rate.stale.stale", "rate.stale.stale.n")
         ref = paper.TABLE7_STALE.get(arm, {}).get(source)
-        out.append(_make("table7", {"arm": arm}, f"{source} stale", "stale rate", k, n, ref))
+        out.append(_make(table, {"arm": arm}, f"{source} stale", "stale rate", k, n, ref))
     return [c for c in out if c]
 
 
@@ -254,6 +255,7 @@ _BY_TABLE: dict[str, Callable[[pd.DataFrame, list[Block]], list[Cell]]] = {
     "table6": _table6,
     "table6_single": _table6_single,
     "table7": _table7,
+    "table7_peers": functools.partial(_table7, table="table7_peers"),
     "appendix_f": _appendix_f,
     "table8": _table8,
     "conflict": _conflict,

@@ -32,6 +32,7 @@ ORDER = (
     "table6",
     "table6_single",
     "table7",
+    "table7_peers",
     "appendix_f",
     "table8",
     "conflict",
