@@ -315,9 +315,21 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     (dry / "manifest.json").write_text(json.dumps(manifest))
     _stopped_ingest(dry, units)
 
+    # another peer finished its ingest and is answering: 2 of its 50 questions so far
+    answering = runs / "table7_peers" / "m"
+    _table7_manifest(answering, "mem0")
+    snapshot = answering / "snapshots" / "factconsolidation_sh_6k"
+    snapshot.mkdir(parents=True)
+    (snapshot / ".complete").touch()
+    cost = {"wall_s": 2689.0, "usage": {"writer": {"calls": 695, "cache_hits": 3,
+            "prompt_tokens": 150000, "completion_tokens": 535}}}  # fmt: skip
+    (snapshot / "ingest.json").write_text(json.dumps(cost))
+    (answering / "predictions.jsonl").write_text('{"id": "q1"}\n{"id": "q2"}\n')
+
     partial = load_partial(runs, "table7_peers")
-    assert sorted(partial["arm"]) == ["graphiti", "memoryos"]
-    assert set(partial["units_done"]) == {3}
+    assert sorted(partial["arm"]) == ["graphiti", "mem0", "memoryos"]
+    stages = dict(zip(partial["arm"], partial["stage"], strict=True))
+    assert stages == {"graphiti": "ingest", "mem0": "answer", "memoryos": "ingest"}
 
     def built(root: Path) -> str:
         return TABLES["table7_peers"](collect(root, "table7_peers"), root, tmp_path / "out")
@@ -328,6 +340,10 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     assert row["ingest 6k"] == "partial: 3/27 units, 19 calls and 260 s per paid unit (median of 2)"
     assert "- `graphiti` on sh_6k: 3 of 27 units ingested; the rest is about 1.7 h more" in markdown
     assert "memoryos" not in markdown
+    mem0 = table_row(markdown, "mem0")
+    assert mem0["sh_6k acc"] == "partial: 2 of 50 answered, not yet scored"
+    assert mem0["ingest 6k"] == "695 (3) calls, 150,535 tok, 2,689 s"
+    assert "- `mem0` on sh_6k: ingest finished; 2 of 50 questions answered" in markdown
     assert markdown.startswith("# Table 7, the peer systems' rows")
     assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")
 
@@ -340,4 +356,5 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
 
     # once a run finishes the cell, its row replaces the partial one
     (runs / "table7_peers" / "g" / "summary.json").write_text(json.dumps(summary))
+    (answering / "summary.json").write_text(json.dumps(summary))
     assert "partial" not in built(runs)

@@ -90,10 +90,21 @@ def unfinished(
         acc = f"{r['source']} acc"
         if acc in row:  # a finished run fills the cell
             continue
+        length = r["source"].split("_")[1]
+        if r["stage"] == "answer":  # ingested; answering (scores come when it finishes)
+            of = f" of {int(r['expected'])}" if r["expected"] == r["expected"] else ""
+            row[acc] = f"partial: {int(r['answered'])}{of} answered, not yet scored"
+            cost = ingest_cost(Path(r["path"]))
+            if cost is not None:
+                row.setdefault(f"ingest {length}", format_cost(cost))
+            lines.append(
+                f"- `{r['arm']}` on {r['source']}: ingest finished; "
+                f"{int(r['answered'])}{of} questions answered"
+            )
+            continue
         done, total = int(r["units_done"]), int(r["units_total"])
         row[acc] = f"partial: ingest {done}/{total}"
         paid = [u for u in r["units"] if u.get("paid", 0) > 0]
-        length = r["source"].split("_")[1]
         cell = f"partial: {done}/{total} units"
         if paid:
             seconds = statistics.median(u["s"] for u in paid)
@@ -111,7 +122,7 @@ def unfinished(
     if not lines:
         return ""
     return (
-        "\n**Partial rows** (an ingest still running or stopped: no answers yet). Rerunning "
+        "\n**Partial rows** (a run still going or stopped: no scores yet). Rerunning "
         "the same command (`make reproduce-table7-peers TABLE7_PEERS=<arm>`) resumes it: every "
         "call made before the stop is answered from the response cache, so nothing is paid "
         "twice.\n\n" + "\n".join(lines) + "\n"

@@ -282,42 +282,49 @@ def load_ingest(
 
 
 def load_partial(root: str | Path = "runs", experiment: str | None = None) -> pd.DataFrame:
-    """One row per unfinished run (no summary.json) whose ingest recorded its progress
+    """One row per unfinished run (no summary.json) that got somewhere: the run's columns, its
+    `stage` and how far it got. "ingest": an ingest recorded its progress and has not finished
     (`benchmarks.runner.pipeline.INGEST_PROGRESS_FILE`, written by arms that ingest a long
-    stream unit by unit): the run's columns, the episodes whose ingest finished, and the
-    unfinished one's units done of its stream, wall time and per-unit seconds and calls
-    (``units``: paid and answered from the cache). What a table shows for a run that is still
-    ingesting, or was stopped; empty when there is none."""
+    stream unit by unit): its units done of the stream, wall time and per-unit seconds and
+    calls (``units``: paid and answered from the cache). "answer": every ingest finished and
+    `answered` questions (of `expected`, the benchmark's limit when set) are answered. What a
+    table shows for a run still going, or stopped; empty when there is none."""
     rows = []
     root = Path(root)
-    for manifest_path in sorted(
-        root.glob(f"{glob.escape(experiment or '') or '*'}/*/manifest.json")
-    ):
+    pattern = f"{glob.escape(experiment) if experiment else '*'}/*/manifest.json"
+    for manifest_path in sorted(root.glob(pattern)):
         folder = manifest_path.parent
         if (folder / "summary.json").exists():
             continue
-        progress = [
-            p
-            for p in sorted(folder.glob(f"snapshots/*/{INGEST_PROGRESS}"))
-            if not (p.parent / SNAPSHOT_DONE).exists()
+        snapshots = [p for p in sorted(folder.glob("snapshots/*")) if p.is_dir()]
+        running = [
+            p / INGEST_PROGRESS
+            for p in snapshots
+            if (p / INGEST_PROGRESS).exists() and not (p / SNAPSHOT_DONE).exists()
         ]
-        if not progress:
+        answered = len({r.get("id") for r in read_records(folder, "predictions")})
+        if not running and not answered:
             continue
         manifest = json.loads(manifest_path.read_text())
-        record = json.loads(progress[-1].read_text())
-        rows.append(
-            {
-                **_run_columns(folder.parent.name, folder, manifest),
-                "started_at": manifest.get("started_at"),
-                "episodes_done": len(list(folder.glob(f"snapshots/*/{SNAPSHOT_DONE}"))),
-                "snapshot": progress[-1].parent.name,
-                "units_done": record["units_done"],
-                "units_total": record["units_total"],
-                "wall_s": record.get("wall_s"),
-                "units": record.get("units", []),
-                "path": str(folder),
-            }
-        )
+        row = {
+            **_run_columns(folder.parent.name, folder, manifest),
+            "started_at": manifest.get("started_at"),
+            "episodes_done": sum((p / SNAPSHOT_DONE).exists() for p in snapshots),
+            "stage": "ingest" if running else "answer",
+            "answered": answered,
+            "expected": manifest["config"]["benchmark"].get("limit"),
+            "path": str(folder),
+        }
+        if running:
+            record = json.loads(running[-1].read_text())
+            row.update(
+                snapshot=running[-1].parent.name,
+                units_done=record["units_done"],
+                units_total=record["units_total"],
+                wall_s=record.get("wall_s"),
+                units=record.get("units", []),
+            )
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -374,12 +381,15 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         target = Path(dest) / folder.parent.name / folder.name
         target.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(folder / "manifest.json", target / "manifest.json")
-        for progress in folder.glob(f"snapshots/*/{INGEST_PROGRESS}"):
-            mark = progress.parent / SNAPSHOT_DONE
-            kept = target / "snapshots" / progress.parent.name
-            kept.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(progress, kept / INGEST_PROGRESS)
-            if mark.exists():
-                (kept / SNAPSHOT_DONE).touch()
+        for snapshot in (p for p in folder.glob("snapshots/*") if p.is_dir()):
+            kept = target / "snapshots" / snapshot.name
+            for name in (INGEST_PROGRESS, "ingest.json", SNAPSHOT_DONE):
+                if (snapshot / name).exists():
+                    kept.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(snapshot / name, kept / name)
+        source = folder / "predictions.jsonl"
+        if source.exists():
+            packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
+            (target / "predictions.jsonl.gz").write_bytes(packed)
         written.append(target)
     return written
