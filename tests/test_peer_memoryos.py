@@ -332,3 +332,35 @@ def test_a_killed_ingest_resumes_from_the_cache_paying_nothing_twice(tmp_path: P
     assert resumed == reference  # the same memory, read the same way
     assert sorted(paid_first + paid_again) == paid_reference  # each request paid exactly once
     assert paid_first and paid_again
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '["The apple is in the fridge.", "The mug is in cabinet 3."]',  # seen with the 1.5B model
+        '{"theme": "objects", "content": "where objects are"}',
+        '[{"theme": "objects", "keywords": "apple, mug"}]',  # no content: nothing usable
+    ],
+)
+def test_a_summary_of_the_wrong_shape_takes_memoryos_fallback(reply: str) -> None:
+    """Patch 7: MemoryOS falls back to one general session when the multi-topic summary is not
+    JSON, but JSON of another shape crashed its updater ('str' object has no attribute 'get');
+    now it takes the same fallback, counted."""
+    from baselines.peers.memoryos_arm import usable_summaries
+
+    def wrong_shape(body: dict[str, Any]) -> str:
+        if "analyzing dialogue topics" in body["messages"][0]["content"]:
+            return reply
+        return script(body)
+
+    with ScriptedServer(script=wrong_shape, models=MODELS) as server:
+        arm = arm_for(server)
+        asyncio.run(arm.ingest(events()))
+        assert arm.stats["summaries_unusable"] == arm.stats["llm_multi_summary"] > 0
+        assert arm.stats["mid_term_pages"] == len(FACTS) - 9  # filed by the fallback
+        found = asyncio.run(arm.search("Where is the apple?", asyncio.run(arm.endpoints())))
+        assert any("The apple is in the fridge." in line for line in found), found
+        asyncio.run(arm.aclose())
+    assert usable_summaries(json.loads(reply)) == []
+    kept = usable_summaries([{"content": "c", "keywords": "a, b"}, "stray"])
+    assert kept == [{"content": "c", "keywords": ["a", "b"]}]

@@ -56,6 +56,12 @@ The package is used as published, with these patches, all applied here and nowhe
    seconds, always after the previous item's) and a counter for ids, both saved with the arm.
    The same stream then gives the same requests, and a killed ingest resumes from the
    response cache paying nothing twice.
+7. Summaries of the wrong shape: MemoryOS parses the multi-topic summary as JSON and falls back
+   to one general session when the reply is not JSON, but a reply that is JSON of another shape
+   (a list of strings, an object: seen with the local 1.5B model) crashes its updater
+   (`'str' object has no attribute 'get'`). `gpt_generate_multi_summary` is wrapped so such a
+   reply takes MemoryOS's own fallback too (only the well-formed topic items are kept; none:
+   the fallback), counted in `stats["summaries_unusable"]`.
 
 One MemoryOS operation runs at a time per arm (it rewrites its JSON files on every change and
 bumps session heat on every search).
@@ -139,7 +145,7 @@ def memoryos_modules() -> list[types.ModuleType]:
 
 
 def import_memoryos() -> types.ModuleType | None:
-    """Import memoryos and patch it once (patches 1, 2, 5 and 6); None when it is not installed
+    """Import memoryos and patch it once (patches 1, 2, 5, 6 and 7); None when it is not installed
     (the base then says how to install it)."""
     module = sys.modules.get("memoryos")
     if module is None:
@@ -157,15 +163,19 @@ def import_memoryos() -> types.ModuleType | None:
             if placeholder is not None and sys.modules.get("sentence_transformers") is placeholder:
                 del sys.modules["sentence_transformers"]
     if not getattr(module, PATCHED, False):
+        summaries = _summaries_wrapper(sys.modules["memoryos.utils"].gpt_generate_multi_summary)
+        replacements = {
+            "get_embedding": get_embedding,  # patch 2
+            "ThreadPoolExecutor": ContextExecutor,  # patch 2
+            "get_timestamp": get_timestamp,  # patch 6
+            "generate_id": generate_id,  # patch 6
+            "gpt_generate_multi_summary": summaries,  # patch 7
+        }
         for sub in memoryos_modules():
-            _quiet(sub)
-            if hasattr(sub, "get_embedding"):
-                sub.get_embedding = get_embedding  # type: ignore[attr-defined]
-            for name, fn in (("get_timestamp", get_timestamp), ("generate_id", generate_id)):
-                if hasattr(sub, name):  # patch 6
-                    setattr(sub, name, fn)
-            if hasattr(sub, "ThreadPoolExecutor"):
-                sub.ThreadPoolExecutor = ContextExecutor  # type: ignore[attr-defined]
+            _quiet(sub)  # patch 5
+            for name, replacement in replacements.items():
+                if hasattr(sub, name):
+                    setattr(sub, name, replacement)
         setattr(module, PATCHED, True)
     return module
 
@@ -210,6 +220,42 @@ class RemoteEmbedding:
         self._client.close()
 
 
+# -- patch 7: a multi-topic summary of the wrong shape takes MemoryOS's own fallback -----------
+
+
+def usable_summaries(summaries: Any) -> list[dict[str, Any]]:
+    """The topic items of a parsed multi-summary that MemoryOS's updater can use: objects with
+    a text `content` (keywords as a list of strings; a comma string is split). [] sends the
+    batch to MemoryOS's fallback, as an unparsable reply does."""
+    if not isinstance(summaries, list):
+        return []
+    kept = []
+    for item in summaries:
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
+            continue
+        keywords = item.get("keywords", [])
+        if isinstance(keywords, str):
+            keywords = [k.strip() for k in keywords.split(",") if k.strip()]
+        elif not isinstance(keywords, list):
+            keywords = []
+        kept.append({**item, "keywords": [str(k) for k in keywords]})
+    return kept
+
+
+def _summaries_wrapper(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    def gpt_generate_multi_summary(text: str, client: Any, model: str = "") -> dict[str, Any]:
+        result = original(text, client, model=model)
+        kept = usable_summaries(result.get("summaries"))
+        if kept != result.get("summaries"):
+            log.warning("memoryos: multi-summary of the wrong shape, %d topic(s) kept", len(kept))
+            clock = _clock.get()
+            if clock is not None:
+                clock.unusable += 1
+        return {**result, "summaries": kept}
+
+    return gpt_generate_multi_summary
+
+
 # -- patch 6: the stream's clock and ids -------------------------------------------------------
 
 BASE_TIME = dt.datetime(2000, 1, 1)  # an undated item's time: this plus its index in seconds
@@ -220,6 +266,7 @@ class StreamClock:
 
     def __init__(self, now: dt.datetime = BASE_TIME, ids: int = 0) -> None:
         self.now, self.ids = now, ids
+        self.unusable = 0  # patch 7's count, read into the arm's stats
         self._lock = threading.Lock()  # MemoryOS names pages from its thread pools
 
     def advance(self, item: Item) -> None:
@@ -237,12 +284,13 @@ class StreamClock:
             return f"{prefix}_{self.ids:08x}"
 
     def state(self) -> dict[str, Any]:
-        return {"now": self.now.isoformat(), "ids": self.ids}
+        return {"now": self.now.isoformat(), "ids": self.ids, "unusable": self.unusable}
 
     def restore(self, state: dict[str, Any] | None) -> None:
         """Continue from a saved `state()` (in place: a running operation holds this clock)."""
         if state:
             self.now, self.ids = dt.datetime.fromisoformat(state["now"]), int(state["ids"])
+            self.unusable = int(state.get("unusable", 0))
 
 
 def _parse_date(at: str | None) -> dt.datetime | None:
@@ -474,6 +522,8 @@ class MemoryOSArm(PeerArm):
                 self.stats["dated"] = True
             memo.add_memory(user_input=item.text, agent_response=AGENT_RESPONSE, timestamp=at)
             self._check(f"add_memory of item {item.index}")
+            if self._clock.unusable:
+                self.stats["summaries_unusable"] = self._clock.unusable
             with self._lock:
                 self._count("added")
         self._sizes(memo)
