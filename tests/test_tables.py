@@ -293,7 +293,12 @@ def _stopped_ingest(folder: Path, units: list[dict]) -> None:
 
 
 def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> None:
-    from benchmarks.results import export_runs, load_partial
+    from benchmarks.results import export_runs, load_partial, loader
+    from benchmarks.runner import pipeline
+
+    # the loader reads what the runner writes (it may not import the runner: docs/architecture)
+    assert loader.INGEST_PROGRESS == pipeline.INGEST_PROGRESS_FILE
+    assert loader.SNAPSHOT_DONE == pipeline.SNAPSHOT_DONE
 
     runs = tmp_path / "runs"
     finished = runs / "table7_peers" / "raw"
