@@ -60,8 +60,9 @@ The package is used as published, with these patches, all applied here and nowhe
    to one general session when the reply is not JSON, but a reply that is JSON of another shape
    (a list of strings, an object: seen with the local 1.5B model) crashes its updater
    (`'str' object has no attribute 'get'`). `gpt_generate_multi_summary` is wrapped so such a
-   reply takes MemoryOS's own fallback too (only the well-formed topic items are kept; none:
-   the fallback), counted in `stats["summaries_unusable"]`.
+   reply takes MemoryOS's own fallback too (the list's objects are kept as they are, anything
+   else dropped; none left: the fallback), counted in `stats["summaries_unusable"]`. A reply
+   MemoryOS could already take is passed through unchanged.
 
 One MemoryOS operation runs at a time per arm (it rewrites its JSON files on every change and
 bumps session heat on every search).
@@ -223,23 +224,13 @@ class RemoteEmbedding:
 # -- patch 7: a multi-topic summary of the wrong shape takes MemoryOS's own fallback -----------
 
 
-def usable_summaries(summaries: Any) -> list[dict[str, Any]]:
-    """The topic items of a parsed multi-summary that MemoryOS's updater can use: objects with
-    a text `content` (keywords as a list of strings; a comma string is split). [] sends the
-    batch to MemoryOS's fallback, as an unparsable reply does."""
+def usable_summaries(summaries: Any) -> list[Any]:
+    """The topic items of a parsed multi-summary that MemoryOS's updater can take: the objects
+    of a list, as they are (MemoryOS supplies its own defaults for missing fields). Anything
+    else is dropped; [] sends the batch to MemoryOS's fallback, as an unparsable reply does."""
     if not isinstance(summaries, list):
         return []
-    kept = []
-    for item in summaries:
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str):
-            continue
-        keywords = item.get("keywords", [])
-        if isinstance(keywords, str):
-            keywords = [k.strip() for k in keywords.split(",") if k.strip()]
-        elif not isinstance(keywords, list):
-            keywords = []
-        kept.append({**item, "keywords": [str(k) for k in keywords]})
-    return kept
+    return [item for item in summaries if isinstance(item, dict)]
 
 
 def _summaries_wrapper(original: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
