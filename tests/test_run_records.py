@@ -306,3 +306,29 @@ def test_a_changed_judge_prompt_does_not_stop_a_rescore(tmp_path: Path) -> None:
     (folder / "manifest.json").write_text(json.dumps(recorded))
     out = lme(root, data, "run.limit=1", "run.rescore=true")
     assert out.returncode == 0, out.stderr
+
+
+def test_a_resumed_ingest_keeps_the_cost_its_units_had_when_paid(tmp_path: Path) -> None:
+    """The progress record of a stopped ingest says what each unit cost; the rerun replays the
+    units before the stop from the cache (paid 0) and must not overwrite those figures."""
+    from benchmarks.models.chat import ChatModel
+    from benchmarks.models.endpoint import Endpoint
+    from benchmarks.runner.arm import Services
+    from benchmarks.runner.pipeline import ProgressRecord
+
+    path = tmp_path / "ingest_progress.json"
+
+    def attempt(units: list[tuple[int, int]], total: int = 4) -> dict:
+        writer = ChatModel(Endpoint("http://127.0.0.1:9/v1", "m"), "writer")  # never called
+        record = ProgressRecord(path, Services(writer=writer))
+        for done, (paid, cached) in enumerate(units, 1):
+            writer.usage.calls += paid
+            writer.usage.cache_hits += cached
+            record(done, total)
+        return json.loads(path.read_text())
+
+    first = attempt([(5, 0), (6, 0)])  # stopped after unit 2
+    assert first["units_done"] == 2 and [u["paid"] for u in first["units"]] == [5, 6]
+    again = attempt([(0, 5), (0, 6), (7, 0), (4, 0)])  # 1-2 replayed, 3-4 paid
+    assert again["units_done"] == 4 and again["usage"]["writer"]["calls"] == 11
+    assert [(u["paid"], u["cached"]) for u in again["units"]] == [(5, 0), (6, 0), (7, 0), (4, 0)]

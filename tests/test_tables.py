@@ -363,3 +363,18 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     (runs / "table7_peers" / "g" / "summary.json").write_text(json.dumps(summary))
     (answering / "summary.json").write_text(json.dumps(summary))
     assert "partial" not in built(runs)
+
+
+def test_a_table_of_runs_none_finished_yet_is_its_partial_rows(tmp_path) -> None:
+    """The peers' table before any peer has finished: `make tables` still writes it, every row
+    labelled partial, the runs named as incomplete; a table of another kind is left alone."""
+    from benchmarks.reports.tables import build
+
+    runs = tmp_path / "runs"
+    _table7_manifest(runs / "table7_peers" / "g", "graphiti")
+    _stopped_ingest(runs / "table7_peers" / "g", [{"s": 250.0, "paid": 18, "cached": 0}])
+    markdown = build("table7_peers", runs, tmp_path / "out")
+    assert table_row(markdown, "graphiti")["sh_6k acc"] == "partial: ingest 1/27"
+    assert "**Incomplete runs:** g" in markdown
+    assert (tmp_path / "out/tables/table7_peers.md").read_text() == markdown + "\n"
+    assert not (tmp_path / "out/figures/table7_peers.png").exists()  # no scores, no figure

@@ -20,7 +20,7 @@ import pandas as pd
 from benchmarks.reports import paper
 from benchmarks.reports.figures import plot_table7
 from benchmarks.reports.frame import Builder, format_cost, header, ingest_cost
-from benchmarks.results.loader import load_partial
+from benchmarks.results.loader import NoRuns, load_partial
 
 
 def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") -> str:
@@ -29,7 +29,8 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
     peer systems' runs (their own folder: hours of ingest each, partial rows while one runs)."""
     rows: dict[str, dict[str, Any]] = {}
     costs: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for _, r in df.sort_values(["arm", "source"]).iterrows():
+    finished = df[df["substring.acc"].notna()] if "substring.acc" in df else df.iloc[:0]
+    for _, r in finished.sort_values(["arm", "source"]).iterrows():
         row = rows.setdefault(r["arm"], {})
         ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
         n = int(r["substring.n"])
@@ -53,7 +54,8 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
     table = pd.DataFrame.from_dict(rows, orient="index").fillna("–")
     table = table[sorted(table.columns, key=_table7_column)]
     table.index.name = "arm"
-    plot_table7(df, out / "figures" / f"{experiment}.png")  # from the frame alone (figures.py)
+    if len(finished):  # from the frame alone (figures.py)
+        plot_table7(finished, out / "figures" / f"{experiment}.png")
     cells = (
         "Cells: accuracy % by MemoryAgentBench's substring rule with a 95% Wilson interval and "
         "(n questions), then / the paper's figure (Qwen3-4B-Instruct-2507, n=100 per cell) "
@@ -85,7 +87,11 @@ def unfinished(
         return ""
     partial = partial[partial["profile"].isin(set(df["profile"])) & ~partial["scripted"]]
     lines = []
-    for _, r in partial.sort_values(["arm", "source"]).iterrows():
+    # sh and mh share a stream: the run that got furthest gives the ingest cell
+    partial = partial.assign(_done=partial.get("units_done", pd.Series(dtype=float)).fillna(-1))
+    for _, r in partial.sort_values(
+        ["arm", "_done", "source"], ascending=[True, False, True]
+    ).iterrows():
         row = rows.setdefault(r["arm"], {})
         acc = f"{r['source']} acc"
         if acc in row:  # a finished run fills the cell
@@ -104,7 +110,9 @@ def unfinished(
             continue
         done, total = int(r["units_done"]), int(r["units_total"])
         row[acc] = f"partial: ingest {done}/{total}"
-        paid = [u for u in r["units"] if u.get("paid", 0) > 0]
+        # a unit measured whole: paid in full (part-cached units were begun by a stopped attempt)
+        paid = [u for u in r["units"] if u.get("paid", 0) > 0 and not u.get("cached", 0)]
+        paid = paid or [u for u in r["units"] if u.get("paid", 0) > 0]
         cell = f"partial: {done}/{total} units"
         if paid:
             seconds = statistics.median(u["s"] for u in paid)
@@ -135,6 +143,24 @@ def _table7_column(name: str) -> tuple[int, int, str]:
     hop, _, length = source.partition("_")
     order = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
     return (kind, {"sh": 0, "mh": 1}.get(hop, 0), str(order.get(length, length)))
+
+
+# Tables whose runs take hours each (the peers' ingests): with no run finished yet, the runs
+# still going or stopped are built into labelled partial rows (`partial_frame`)
+PARTIAL_TABLES = ("table7", "table7_peers")
+
+
+def partial_frame(runs: Path, experiment: str, profile: str | None = None) -> pd.DataFrame:
+    """The unfinished runs of a partial table as its frame (their columns, no scores), when no
+    run has finished; raises `NoRuns` when there is none either (never a scripted one)."""
+    df = load_partial(runs, experiment)
+    if len(df):
+        df = df[~df["scripted"]]
+        if profile is not None:
+            df = df[(df["profile"] == profile) | (df["llm"] == profile)]
+    if df.empty:
+        raise NoRuns(f"no runs under {runs / experiment}, finished or under way")
+    return df.assign(complete=False)
 
 
 TITLES = {

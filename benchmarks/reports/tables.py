@@ -96,7 +96,13 @@ def build(
 ) -> str:
     """Collect an experiment's runs, build its table, write the .md and .csv; the markdown.
     Raises `NoRuns` (writing nothing) when the experiment has no runs the table may use."""
-    df = collect(runs, name, profile=profile, include_scripted=include_scripted)
+    try:
+        df = collect(runs, name, profile=profile, include_scripted=include_scripted)
+    except NoRuns:
+        if name not in factconsolidation.PARTIAL_TABLES:
+            raise
+        # nothing finished yet: the runs still going (or stopped) are the table, labelled
+        df = factconsolidation.partial_frame(runs, name, profile)
     md = TABLES[name](df, runs, out)
     tables = out / "tables"
     tables.mkdir(parents=True, exist_ok=True)

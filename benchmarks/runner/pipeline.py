@@ -78,27 +78,38 @@ class ProgressRecord:
     """Writes how far an ingest has got after each unit (`MemoryArm.on_progress`), atomically,
     so a kill leaves the last whole record: units done of the stream, the usage so far, and per
     unit its wall seconds and the writer calls it paid and found in the response cache. A
-    resumed run replays the units before the kill from the cache (paid 0), so the per-unit
-    figures of the paid units are the stream's measured cost."""
+    resumed run replays the units before the kill from the cache; such a unit keeps what the
+    earlier attempt measured when it paid for it, so the record's per-unit figures stay the
+    stream's measured cost across any number of stops."""
 
     def __init__(self, path: Path, services: Services) -> None:
         self.path, self.services = path, services
         self.started = self.last = time.perf_counter()
-        self.units: list[dict[str, float]] = []
         self.seen = (0, 0)
+        # what an earlier, stopped attempt measured: a unit it paid for keeps that measurement
+        # when this attempt replays it from the cache
+        self.earlier: list[dict[str, float]] = []
+        if path.exists():
+            try:
+                self.earlier = list(json.loads(path.read_text()).get("units", []))
+            except (ValueError, AttributeError):
+                self.earlier = []
+        self.units: list[dict[str, float]] = []
 
     def __call__(self, done: int, total: int) -> None:
         now = time.perf_counter()
         writer = getattr(self.services, "writer", None)
         usage = getattr(writer, "usage", None)
         paid, cached = (usage.calls, usage.cache_hits) if usage is not None else (0, 0)
-        self.units.append(
-            {
-                "s": round(now - self.last, 3),
-                "paid": paid - self.seen[0],
-                "cached": cached - self.seen[1],
-            }
-        )
+        unit = {
+            "s": round(now - self.last, 3),
+            "paid": paid - self.seen[0],
+            "cached": cached - self.seen[1],
+        }
+        before = self.earlier[len(self.units)] if len(self.units) < len(self.earlier) else None
+        if before is not None and before.get("paid", 0) > unit["paid"]:
+            unit = before  # replayed from the cache: the unit's cost is what it cost when paid
+        self.units.append(unit)
         self.last, self.seen = now, (paid, cached)
         record = {
             "units_done": done,
