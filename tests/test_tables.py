@@ -275,9 +275,9 @@ def test_table6_reports_routing_and_splits_commit_misses(tmp_path) -> None:
 # -- Table 7: a peer's ingest stopped mid-stream (issue 15.4) ---------------------------------
 
 
-def _table7_manifest(folder: Path, arm: str, model: str = "m") -> None:
+def _table7_manifest(folder: Path, arm: str, model: str = "m", source: str = "sh_6k") -> None:
     folder.mkdir(parents=True)
-    bench = {"name": "factconsolidation_sh_6k", "source": "sh_6k", "limit": 50}
+    bench = {"name": f"factconsolidation_{source}", "source": source, "limit": 50}
     config = {"arm": {"name": arm}, "benchmark": bench, "llm": {"model": model}, "embedder": {}}
     manifest = {"config": config, "started_at": "2026-01-01T00:00:00"}
     (folder / "manifest.json").write_text(json.dumps(manifest))
@@ -330,11 +330,14 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
             "prompt_tokens": 150000, "completion_tokens": 535}}}  # fmt: skip
     (snapshot / "ingest.json").write_text(json.dumps(cost))
     (answering / "predictions.jsonl").write_text('{"id": "q1"}\n{"id": "q2"}\n')
+    # its multi-hop run replays the same stream: the finished ingest's cost is the ingest cell
+    _table7_manifest(runs / "table7_peers" / "m2", "mem0", source="mh_6k")
+    _stopped_ingest(runs / "table7_peers" / "m2", units[:1])
 
     partial = load_partial(runs, "table7_peers")
-    assert sorted(partial["arm"]) == ["graphiti", "mem0", "memoryos"]
-    stages = dict(zip(partial["arm"], partial["stage"], strict=True))
-    assert stages == {"graphiti": "ingest", "mem0": "answer", "memoryos": "ingest"}
+    assert sorted(partial["arm"]) == ["graphiti", "mem0", "mem0", "memoryos"]
+    stages = dict(zip(partial["run"], partial["stage"], strict=True))
+    assert stages == {"g": "ingest", "m": "answer", "m2": "ingest", "dry": "ingest"}
 
     def built(root: Path) -> str:
         return TABLES["table7_peers"](collect(root, "table7_peers"), root, tmp_path / "out")
@@ -349,6 +352,7 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     assert mem0["sh_6k acc"] == "partial: 2 of 50 answered, not yet scored"
     assert mem0["ingest 6k"] == "695 (3) calls, 150,535 tok, 2,689 s"
     assert "- `mem0` on sh_6k: ingest finished; 2 of 50 questions answered" in markdown
+    assert mem0["mh_6k acc"] == "partial: ingest 1/27"
     assert markdown.startswith("# Table 7, the peer systems' rows")
     assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")
 
@@ -362,6 +366,7 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     # once a run finishes the cell, its row replaces the partial one
     (runs / "table7_peers" / "g" / "summary.json").write_text(json.dumps(summary))
     (answering / "summary.json").write_text(json.dumps(summary))
+    (runs / "table7_peers" / "m2" / "summary.json").write_text(json.dumps(summary))
     assert "partial" not in built(runs)
 
 

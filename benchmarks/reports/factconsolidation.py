@@ -87,8 +87,10 @@ def unfinished(
         return ""
     partial = partial[partial["profile"].isin(set(df["profile"])) & ~partial["scripted"]]
     lines = []
-    # sh and mh share a stream: the run that got furthest gives the ingest cell
-    partial = partial.assign(_done=partial.get("units_done", pd.Series(dtype=float)).fillna(-1))
+    # sh and mh share a stream: the run that got furthest gives the ingest cell (one answering
+    # has finished its ingest)
+    done = partial.get("units_done", pd.Series(index=partial.index, dtype=float))
+    partial = partial.assign(_done=done.fillna(float("inf")))
     for _, r in partial.sort_values(
         ["arm", "_done", "source"], ascending=[True, False, True]
     ).iterrows():
