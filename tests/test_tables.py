@@ -344,15 +344,15 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
 
     markdown = built(runs)
     row = table_row(markdown, "graphiti")
-    assert row["sh_6k acc"] == "partial: ingest 3/27"
+    assert row["sh_6k acc"] == "partial: ingest 3/27 / 15"  # the paper's Graphiti figure beside
     assert row["ingest 6k"] == "partial: 3/27 units, 19 calls and 260 s per paid unit (median of 2)"
     assert "- `graphiti` on sh_6k: 3 of 27 units ingested; the rest is about 1.7 h more" in markdown
     assert "memoryos" not in markdown
     mem0 = table_row(markdown, "mem0")
-    assert mem0["sh_6k acc"] == "partial: 2 of 50 answered, not yet scored"
+    assert mem0["sh_6k acc"] == "partial: 2 of 50 answered, not yet scored / 36"
     assert mem0["ingest 6k"] == "695 (3) calls, 150,535 tok, 2,689 s"
     assert "- `mem0` on sh_6k: ingest finished; 2 of 50 questions answered" in markdown
-    assert mem0["mh_6k acc"] == "partial: ingest 1/27"
+    assert mem0["mh_6k acc"] == "partial: ingest 1/27 / 5"
     assert markdown.startswith("# Table 7, the peer systems' rows")
     assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")
 
@@ -379,7 +379,7 @@ def test_a_table_of_runs_none_finished_yet_is_its_partial_rows(tmp_path) -> None
     _table7_manifest(runs / "table7_peers" / "g", "graphiti")
     _stopped_ingest(runs / "table7_peers" / "g", [{"s": 250.0, "paid": 18, "cached": 0}])
     markdown = build("table7_peers", runs, tmp_path / "out")
-    assert table_row(markdown, "graphiti")["sh_6k acc"] == "partial: ingest 1/27"
+    assert table_row(markdown, "graphiti")["sh_6k acc"] == "partial: ingest 1/27 / 15"
     assert "**Incomplete runs:** g" in markdown
     assert (tmp_path / "out/tables/table7_peers.md").read_text() == markdown + "\n"
     assert not (tmp_path / "out/figures/table7_peers.png").exists()  # no scores, no figure

@@ -68,8 +68,25 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
         + table.to_markdown()
         + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
         "batches; calls answered from the response cache in parentheses), tokens, and wall "
-        "time on this machine; – where the run predates the ingest record.\n" + partial
+        "time on this machine; – where the run predates the ingest record.\n"
+        + _ours(sorted(rows))
+        + partial
     )
+
+
+def _ours(arms: list[str]) -> str:
+    """The note naming the rows the paper's Table 7 has no figure for (ours, or labelled)."""
+    ours = [a for a in arms if a not in paper.TABLE7_ACCURACY]
+    if not ours:
+        return ""
+    names = ", ".join(f"`{a}`" for a in ours)
+    note = f"\nRows with no paper figure ({names}) are ours or labelled variants"
+    if "memoryos" in ours:
+        note += (
+            "; the paper's MemoryOS row is its chunk-retrieval protocol (our `chunk_retrieval`), "
+            "not the MemoryOS package"
+        )
+    return note + " (docs/factconsolidation.md, docs/peers.md).\n"
 
 
 def unfinished(
@@ -99,9 +116,11 @@ def unfinished(
         if acc in row:  # a finished run fills the cell
             continue
         length = r["source"].split("_")[1]
+        ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
+        paper_figure = f" / {ref}" if ref is not None else ""  # beside the paper's, as a full row
         if r["stage"] == "answer":  # ingested; answering (scores come when it finishes)
             of = f" of {int(r['expected'])}" if r["expected"] == r["expected"] else ""
-            row[acc] = f"partial: {int(r['answered'])}{of} answered, not yet scored"
+            row[acc] = f"partial: {int(r['answered'])}{of} answered, not yet scored{paper_figure}"
             cost = ingest_cost(Path(r["path"]))
             if cost is not None:
                 row.setdefault(f"ingest {length}", format_cost(cost))
@@ -111,7 +130,7 @@ def unfinished(
             )
             continue
         done, total = int(r["units_done"]), int(r["units_total"])
-        row[acc] = f"partial: ingest {done}/{total}"
+        row[acc] = f"partial: ingest {done}/{total}{paper_figure}"
         # a unit measured whole: paid in full (part-cached units were begun by a stopped attempt)
         paid = [u for u in r["units"] if u.get("paid", 0) > 0 and not u.get("cached", 0)]
         paid = paid or [u for u in r["units"] if u.get("paid", 0) > 0]
