@@ -9,8 +9,13 @@ were first made, so prompt prefixes are shared as in the run — against a fresh
 slot count, with as many requests in flight as slots, and prints wall time, speed-up and how
 many replies are byte-identical to the recorded ones (which were made with one slot).
 
+`--in-flight 1` sends one request at a time whatever the slots: nothing is batched, but each
+slot keeps its own cached prompt prefix and llama-server routes a request to the slot whose
+prefix is most like it, so requests of two alternating kinds (the commit arm's key and patch
+calls) stop re-processing each other's prompts.
+
     python scripts/bench_local_slots.py [--cache runs/cache.sqlite] [--requests 120]
-                                        [--slots 1,2,4] [--ctx 4096]
+                                        [--slots 1,2,4] [--ctx 4096] [--in-flight N]
 
 Needs the local profile (`make setup-local`) and a response cache with recorded requests
 (`make reproduce-table6` writes one); the cache is only read.
@@ -51,11 +56,11 @@ def recorded_requests(cache: Path, model: str, n: int) -> list[tuple[dict[str, A
 
 
 async def replay(
-    base_url: str, model: str, bodies: list[dict[str, Any]], slots: int
+    base_url: str, model: str, bodies: list[dict[str, Any]], in_flight: int
 ) -> tuple[float, list[str]]:
-    """(wall seconds, reply texts) for every body, `slots` in flight."""
+    """(wall seconds, reply texts) for every body, `in_flight` at a time."""
     client = ModelClient(
-        Endpoint(base_url, model, concurrency=slots, timeout_s=600), "bench", None, None
+        Endpoint(base_url, model, concurrency=in_flight, timeout_s=600), "bench", None, None
     )
     url = f"{base_url}/chat/completions"
 
@@ -75,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=120)
     ap.add_argument("--slots", default="1,2,4", help="comma-separated slot counts")
     ap.add_argument("--ctx", type=int, default=4096, help="context window per slot")
+    ap.add_argument(
+        "--in-flight", type=int, default=None, help="requests in flight (default: the slots)"
+    )
     args = ap.parse_args(argv)
     if not args.cache.is_file():
         print(f"error: no response cache at {args.cache} (make reproduce-table6 writes one)")
@@ -94,14 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     for slots in [int(s) for s in args.slots.split(",")]:
         server = LlamaServer(ctx=args.ctx, parallel=slots, extra_args=["--load-mode", "none"])
         with server:
-            wall, replies = asyncio.run(replay(server.base_url, server.model, bodies, slots))
+            in_flight = args.in_flight or slots
+            wall, replies = asyncio.run(replay(server.base_url, server.model, bodies, in_flight))
         base_wall = base_wall or wall
         first = first or replies
         same_recorded = sum(a == b for a, b in zip(replies, recorded, strict=True))
         same_first = sum(a == b for a, b in zip(replies, first, strict=True))
         rows.append((slots, wall, base_wall / wall, same_recorded, same_first))
         print(
-            f"slots {slots}: {wall:.1f} s, {len(bodies) / wall:.2f} requests/s, "
+            f"slots {slots} ({in_flight} in flight): {wall:.1f} s, "
+            f"{len(bodies) / wall:.2f} requests/s, "
             f"x{base_wall / wall:.2f}, identical to recorded {same_recorded}/{len(bodies)}, "
             f"to the first setting {same_first}/{len(bodies)}",
             flush=True,
