@@ -32,16 +32,14 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
     finished = df[df["substring.acc"].notna()] if "substring.acc" in df else df.iloc[:0]
     for _, r in finished.sort_values(["arm", "source"]).iterrows():
         row = rows.setdefault(r["arm"], {})
-        ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
         n = int(r["substring.n"])
         ours = f"{r['substring.acc']:.0f} [{r['substring.lo']:.0f}–{r['substring.hi']:.0f}] ({n})"
-        row[f"{r['source']} acc"] = ours + (f" / {ref}" if ref is not None else "")
+        row[f"{r['source']} acc"] = ours + _beside(paper.TABLE7_ACCURACY, r["arm"], r["source"])
         stale = r.get("rate.stale.stale")
         if stale is not None and stale == stale:  # not NaN: a single-hop source
-            ref = paper.TABLE7_STALE.get(r["arm"], {}).get(r["source"])
             sn = int(r["rate.stale.stale.n"])
-            row[f"{r['source']} stale"] = f"{stale:.1f} ({sn})" + (
-                f" / {ref}" if ref is not None else ""
+            row[f"{r['source']} stale"] = f"{stale:.1f} ({sn})" + _beside(
+                paper.TABLE7_STALE, r["arm"], r["source"]
             )
         cost = ingest_cost(runs / experiment / r["run"])
         paid = costs.setdefault((r["arm"], r["source"].split("_")[1]), [])
@@ -72,6 +70,12 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
         + _ours(sorted(rows))
         + partial
     )
+
+
+def _beside(figures: dict[str, dict[str, Any]], arm: str, source: str) -> str:
+    """ " / <the paper's figure>" for a cell, or "" where the paper reports none."""
+    ref = figures.get(arm, {}).get(source)
+    return f" / {ref}" if ref is not None else ""
 
 
 def _ours(arms: list[str]) -> str:
@@ -116,8 +120,7 @@ def unfinished(
         if acc in row:  # a finished run fills the cell
             continue
         length = r["source"].split("_")[1]
-        ref = paper.TABLE7_ACCURACY.get(r["arm"], {}).get(r["source"])
-        paper_figure = f" / {ref}" if ref is not None else ""  # beside the paper's, as a full row
+        paper_figure = _beside(paper.TABLE7_ACCURACY, r["arm"], r["source"])  # as a full row
         if r["stage"] == "answer":  # ingested; answering (scores come when it finishes)
             of = f" of {int(r['expected'])}" if r["expected"] == r["expected"] else ""
             row[acc] = f"partial: {int(r['answered'])}{of} answered, not yet scored{paper_figure}"
