@@ -260,6 +260,24 @@ class _Stopped(Exception):
     """Stands for a kill: raised from the progress callback after a given unit."""
 
 
+def test_the_query_embedded_by_two_threads_at_once_is_requested_once() -> None:
+    """MemoryOS's retriever embeds the query in two threads at once; with a per-text cache
+    alone both missed and both paid, and how often a run paid depended on the threads' timing
+    (a resumed run then differed from an unbroken one: CI saw it). One request, one vector."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from baselines.peers.memoryos_arm import RemoteEmbedding
+
+    with ScriptedServer(models=MODELS, latency_s=0.3) as server:
+        embedding = RemoteEmbedding(server.base_url, "scripted-embed", "none")
+        with ThreadPoolExecutor(4) as pool:
+            vecs = list(pool.map(embedding, ["Where is the apple?"] * 4))
+        embedding.close()
+        paid = [b for p, b in server.received if p == "/embeddings"]
+    assert len(paid) == 1 and embedding.requests == 1
+    assert all((v == vecs[0]).all() for v in vecs)
+
+
 def _requests(server: ScriptedServer, start: int = 0) -> list[str]:
     """The model requests the server received from index `start`, as sorted canonical JSON
     (MemoryOS's pools send some concurrently: the order within a unit may vary)."""

@@ -185,7 +185,12 @@ def import_memoryos() -> types.ModuleType | None:
 
 
 class RemoteEmbedding:
-    """`get_embedding(text)` over an OpenAI-compatible `/embeddings` endpoint, cached per text."""
+    """`get_embedding(text)` over an OpenAI-compatible `/embeddings` endpoint, cached per text.
+
+    MemoryOS's retriever embeds the query in two threads at once (mid-term pages and long-term
+    knowledge); the second waits for the first's request instead of sending its own, so a run
+    pays the same requests whatever the threads' timing (a resumed run matches an unbroken one).
+    """
 
     def __init__(self, base_url: str, model: str, api_key: str) -> None:
         from openai import OpenAI
@@ -193,29 +198,50 @@ class RemoteEmbedding:
         self.model = model
         self._client = OpenAI(base_url=base_url, api_key=api_key)
         self._cache: dict[str, np.ndarray] = {}
+        self._pending: dict[str, Future[np.ndarray]] = {}
         self._lock = threading.Lock()
         self.requests = 0
 
     def __call__(self, text: str, model_name: str = "", use_cache: bool = True) -> np.ndarray:
         # model_name names MemoryOS's SentenceTransformer; the endpoint's model is used instead
+        if not use_cache:
+            return self._request(text)
         with self._lock:
-            hit = self._cache.get(text) if use_cache else None
-        if hit is not None:
-            return hit
+            hit = self._cache.get(text)
+            if hit is not None:
+                return hit
+            pending = self._pending.get(text)
+            if pending is None:
+                mine: Future[np.ndarray] = Future()
+                self._pending[text] = mine
+        if pending is not None:
+            return pending.result()  # raises what the request raised
+        try:
+            vec = self._request(text)
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        else:
+            mine.set_result(vec)
+            with self._lock:
+                if len(self._cache) >= EMBED_CACHE_MAX:
+                    for old in list(self._cache)[:1000]:
+                        del self._cache[old]
+                self._cache[text] = vec
+            return vec
+        finally:
+            with self._lock:
+                self._pending.pop(text, None)
+
+    def _request(self, text: str) -> np.ndarray:
         reply = self._client.embeddings.create(
             model=self.model, input=[text], encoding_format="float"
         )
         vec = np.asarray(reply.data[0].embedding, dtype=np.float32)
         norm = float(np.linalg.norm(vec))
-        vec = vec / norm if norm > 0 else vec  # unit length, like all-MiniLM-L6-v2's output
         with self._lock:
             self.requests += 1
-            if use_cache:
-                if len(self._cache) >= EMBED_CACHE_MAX:
-                    for old in list(self._cache)[:1000]:
-                        del self._cache[old]
-                self._cache[text] = vec
-        return vec
+        return vec / norm if norm > 0 else vec  # unit length, like all-MiniLM-L6-v2's output
 
     def close(self) -> None:
         self._client.close()
