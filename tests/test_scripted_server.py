@@ -301,6 +301,52 @@ def test_a_server_dies_with_its_parent_even_on_sigkill() -> None:
     assert _wait_dead(pid)
 
 
+_DEAF_CHILD = textwrap.dedent(
+    """
+    import signal, sys, time
+    from benchmarks.models.server import SubprocessServer
+    # a server that, like a busy llama-server, does not obey SIGTERM
+    deaf = (
+        "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "signal.signal = lambda *a: None; sys.argv = ['scripted', '--port', sys.argv[1]]; "
+        "runpy.run_module('benchmarks.models.scripted', run_name='__main__')"
+    )
+    server = SubprocessServer([sys.executable, "-c", deaf, "{port}"])
+    if sys.argv[1] == "kill":
+        server.death_signal = signal.SIGKILL
+    server.start()
+    print(server.pid, flush=True)
+    time.sleep(60)
+    """
+)
+
+
+@pytest.mark.parametrize("death_signal", ["term", "kill"])
+def test_a_server_deaf_to_sigterm_dies_with_its_parent_only_on_sigkill(death_signal: str) -> None:
+    """llama-server finishes its batch before it obeys SIGTERM (minutes on 2 cores), so a
+    SIGKILLed run left it busy and orphaned; it now asks the kernel for SIGKILL instead."""
+    from benchmarks.models.local.llama import LlamaCppServer
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _DEAF_CHILD, death_signal],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    try:
+        with parent:
+            parent.send_signal(signal.SIGKILL)
+            parent.wait(timeout=5)
+        assert _wait_dead(pid, 3.0) == (death_signal == "kill")
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert LlamaCppServer.death_signal == signal.SIGKILL
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::"])
 def test_servers_refuse_a_non_loopback_host_unless_asked(host: str) -> None:
     from benchmarks.models.server import ServerStartError, SubprocessServer

@@ -197,6 +197,11 @@ class SubprocessServer(ManagedServer):
     clean stop, when none is given) so a failed start can show why.
     """
 
+    #: what the kernel sends the child when its parent dies (die_with_parent). SIGTERM lets a
+    #: server clean up; a server that finishes its current work before it obeys SIGTERM, and
+    #: holds nothing worth flushing, asks for SIGKILL instead (LlamaCppServer).
+    death_signal: signal.Signals = signal.SIGTERM
+
     def __init__(
         self,
         command: Sequence[str] = (),
@@ -252,7 +257,7 @@ class SubprocessServer(ManagedServer):
                 stderr=subprocess.STDOUT,
                 env=env,
                 cwd=self.cwd,
-                preexec_fn=_parent_death_hook() if self.die_with_parent else None,
+                preexec_fn=_parent_death_hook(self.death_signal) if self.die_with_parent else None,
             )
             _RUNNING.add(self)
         root = f"http://{self.host}:{port}"
@@ -300,8 +305,9 @@ class SubprocessServer(ManagedServer):
         return f"{type(self).__name__}({self.command[:1]!r}…, {state})"
 
 
-def _parent_death_hook() -> Any:
-    """A preexec function asking Linux to SIGTERM the child when its parent dies, or None.
+def _parent_death_hook(death_signal: signal.Signals = signal.SIGTERM) -> Any:
+    """A preexec function asking Linux to send the child `death_signal` when its parent dies,
+    or None.
 
     Resolved in the parent so the forked child only makes one foreign call. Caveat of the
     kernel feature: "parent" is the *thread* that started the child, so start servers from the
@@ -318,7 +324,7 @@ def _parent_death_hook() -> Any:
     parent = os.getpid()
 
     def hook() -> None:
-        prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        prctl(1, int(death_signal))  # PR_SET_PDEATHSIG
         if os.getppid() != parent:  # the parent died before the hook ran
             os._exit(1)
 

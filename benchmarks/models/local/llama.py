@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -58,6 +59,10 @@ class LlamaCppServer(LocalServer):
     """
 
     name = "chat"
+    # llama-server obeys SIGTERM only after the batch it is computing, minutes for a long
+    # prompt on 2 cores (llama.cpp PR #18292), so a run killed with -9 left it busy and orphaned;
+    # it holds nothing to flush, so when its parent dies it gets SIGKILL.
+    death_signal = signal.SIGKILL
 
     def __init__(
         self,
