@@ -72,6 +72,40 @@ def test_gateway_passes_configuration_errors_through_with_their_status(tmp_path)
             assert missing.status_code == 404
 
 
+def test_stopping_the_gateway_fails_the_call_in_flight_at_once() -> None:
+    """A run stopped by SIGTERM stops its peer's gateway; the package's call in flight (minutes
+    on the local model) must fail now, not hold the run until it returns."""
+    import threading
+    import time
+
+    from openai import APIStatusError, OpenAI
+
+    with ScriptedServer(models=["scripted", "scripted-embed"], latency_s=30) as server:
+        writer, embedder = clients(server.base_url, ResponseCache(None), UsageMeter())
+        gw = Gateway(writer, embedder)
+        client = OpenAI(base_url=gw.start(), api_key="none", max_retries=2)
+        failure: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                client.chat.completions.create(**chat_body("slow"))
+            except BaseException as exc:  # what the package sees
+                failure.append(exc)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        while not server.count("/chat/completions"):  # the call reached the model
+            time.sleep(0.02)
+        started = time.monotonic()
+        gw.stop()
+        caller.join(10)
+        took = time.monotonic() - started
+        assert not caller.is_alive() and took < 5
+        assert isinstance(failure[0], APIStatusError) and failure[0].status_code == 503
+        assert "the run is stopping" in str(failure[0])
+        assert server.count("/chat/completions") == 1  # the SDK did not retry
+
+
 class _Absent(PeerArm):
     module: ClassVar[str] = "no_such_peer_package_xyz"
     extra: ClassVar[str] = "nopeer"

@@ -278,6 +278,36 @@ def test_the_query_embedded_by_two_threads_at_once_is_requested_once() -> None:
     assert all((v == vecs[0]).all() for v in vecs)
 
 
+def test_a_run_stopped_mid_call_closes_without_waiting_for_the_call() -> None:
+    """SIGTERM cancels the ingest, but MemoryOS's operation runs on in its thread and close()
+    waits for it: it waited for the model call in flight, minutes on the local model. Stopping
+    the gateway first fails that call at once (`PeerArm.aclose`)."""
+    slow = {"n": 0}
+
+    def slow_after_a_few(body: dict[str, Any]) -> str:
+        slow["n"] += 1
+        if slow["n"] > 3:
+            time.sleep(60)  # a long generation on 2 cores
+        return script(body)
+
+    with ScriptedServer(script=slow_after_a_few, models=MODELS) as server:
+        arm = arm_for(server, retries=0)
+
+        async def stop_mid_call() -> float:
+            ingest = asyncio.create_task(arm.ingest(events()))
+            while slow["n"] <= 3:
+                await asyncio.sleep(0.05)
+            ingest.cancel()  # what the runner's KeyboardInterrupt does to the episode task
+            with pytest.raises(asyncio.CancelledError):
+                await ingest
+            started = time.monotonic()
+            await arm.aclose()
+            return time.monotonic() - started
+
+        took = asyncio.run(stop_mid_call())
+    assert took < 15  # the call in flight had 60 s to go
+
+
 def _requests(server: ScriptedServer, start: int = 0) -> list[str]:
     """The model requests the server received from index `start`, as sorted canonical JSON
     (MemoryOS's pools send some concurrently: the order within a unit may vary)."""

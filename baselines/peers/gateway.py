@@ -20,6 +20,7 @@ do (their draw index is 0).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -77,9 +78,18 @@ def _json_object(data: Any) -> None:
         raise TypeError("not a JSON object")
 
 
+class GatewayStopped(Exception):
+    """The gateway stopped while a request was in flight: the run is stopping."""
+
+
 class Gateway:
     """Serve `/v1/chat/completions` (to the writer) and `/v1/embeddings` (to the embedder) on
-    127.0.0.1 until `stop()`; `base_url` is what a peer package is given."""
+    127.0.0.1 until `stop()`; `base_url` is what a peer package is given.
+
+    `stop()` cancels the requests in flight, which the package then sees fail at once (HTTP 503,
+    `x-should-retry: false`): a run stopped by SIGTERM or Ctrl-C no longer waits minutes for the
+    package's current model call, which the harness would discard anyway.
+    """
 
     def __init__(self, writer: ChatModel, embedder: Embedder) -> None:
         self.upstream = {
@@ -92,6 +102,8 @@ class Gateway:
         self._httpd: ThreadingHTTPServer | None = None
         self._stopping = threading.Lock()
         self._http_thread: threading.Thread | None = None
+        self._inflight: set[concurrent.futures.Future[Any]] = set()
+        self._inflight_lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
@@ -115,6 +127,10 @@ class Gateway:
             if httpd is not None:
                 httpd.shutdown()
                 httpd.server_close()
+            with self._inflight_lock:
+                inflight, self._inflight = list(self._inflight), set()
+            for future in inflight:
+                future.cancel()  # thread-safe: cancels the forwarding task on the loop
             if self._loop.is_running():
                 for fwd in self.upstream.values():
                     with contextlib.suppress(Exception):
@@ -133,7 +149,19 @@ class Gateway:
         """Forward one request (from a server thread) and wait for the answer."""
         fwd = self.upstream[kind]
         coro = fwd.models() if body is None else fwd.forward(body)
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        with self._inflight_lock:
+            if self._httpd is None:
+                coro.close()
+                raise GatewayStopped
+            future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+            self._inflight.add(future)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise GatewayStopped from None
+        finally:
+            with self._inflight_lock:
+                self._inflight.discard(future)
 
 
 def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
@@ -168,11 +196,16 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                 return self._send(exc.status or 400, _error(str(exc)))
             except ModelError as exc:
                 return self._send(502, _error(str(exc)))
+            except GatewayStopped:
+                message = "the gateway stopped: the run is stopping"
+                return self._send(503, _error(message), retry=False)
             self._send(200, data)
 
-        def _send(self, status: int, payload: Any) -> None:
+        def _send(self, status: int, payload: Any, *, retry: bool = True) -> None:
             out = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             self.send_response(status)
+            if not retry:  # the openai SDK's own header: do not try this again
+                self.send_header("x-should-retry", "false")
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(out)))
             self.end_headers()
