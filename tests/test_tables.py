@@ -39,6 +39,39 @@ def test_the_command_writes_markdown_and_csv(tmp_path) -> None:
     assert "raw_topk" in (tmp_path / "out" / "tables" / "table6.csv").read_text()
 
 
+def test_a_rebuild_never_silently_drops_a_committed_row(tmp_path, capsys) -> None:
+    """Committed rows whose runs are elsewhere (never exported, or another sweep) survive a
+    rebuild from fewer runs: nothing is written and the lost rows are named; --replace writes."""
+    import shutil
+
+    runs, out = tmp_path / "runs", tmp_path / "out"
+    fake_run(runs, "a", arm="raw_topk", L=1, cases=20, correct=20)
+    fake_run(runs, "b", arm="pmem_commit", L=1, cases=20, correct=19)
+    fake_run(runs, "c", arm="pmem_commit", L=2, cases=20, correct=18)
+    assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 0
+    committed = (out / "tables" / "table6.md").read_text()
+    capsys.readouterr()
+
+    shutil.rmtree(runs / "table6" / "b")
+    shutil.rmtree(runs / "table6" / "c")
+    fake_run(runs, "a2", arm="raw_topk", L=1, cases=20, correct=19, started="2026-01-02T00:00:00")
+    assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "2 row(s)" in err and "arm=pmem_commit" in err and "L=1" in err and "L=2" in err
+    assert "--replace" in err and "Traceback" not in err
+    assert (out / "tables" / "table6.md").read_text() == committed  # left as it was
+
+    assert main(["all", "--runs", str(runs), "--out", str(out)]) == 0  # make tables: said, kept
+    assert "left as it is" in capsys.readouterr().err
+    assert (out / "tables" / "table6.md").read_text() == committed
+
+    assert main(["table6", "--runs", str(runs), "--out", str(out), "--replace"]) == 0
+    assert "pmem_commit" not in (out / "tables" / "table6.csv").read_text()
+
+    fake_run(runs, "b2", arm="pmem_commit", L=1, cases=20, correct=20)  # a row comes back
+    assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 0  # adding needs no flag
+
+
 def test_a_runs_row_carries_its_writer() -> None:
     arm = {"name": "pmem_materialized_full"}
     assert arm_key({"arm": arm, "writer": None}) == "pmem_materialized_full"

@@ -19,8 +19,11 @@ re-exported here, where callers have always imported them from.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
+
+import pandas as pd
 
 from benchmarks.reports import (
     alfworld,
@@ -55,6 +58,7 @@ __all__ = [
     "RATE_CELLS",
     "TABLES",
     "Builder",
+    "WouldDropRows",
     "arm_key",
     "build",
     "build_all",
@@ -62,6 +66,7 @@ __all__ = [
     "cell",
     "collect",
     "conflict",
+    "dropped_rows",
     "format_cost",
     "header",
     "ingest_cost",
@@ -86,6 +91,36 @@ TABLES: dict[str, Builder] = {
 }
 
 
+#: the columns that say which cell of a table a run fills (those a table's csv has)
+ROW_AXES = ("arm", "probe", "source", "path", "variant", "sessions", "L", "d", "reading", "keys")
+
+
+class WouldDropRows(Exception):
+    """A rebuild would leave out rows the table on disk has (their runs are not here)."""
+
+
+def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
+    """The rows of the table on disk (its csv) that `new` has no run for, as `arm=… source=…`
+    labels; [] when there is no table yet or every row is still there."""
+    if not old_csv.exists():
+        return []
+    old = pd.read_csv(old_csv)
+    new = pd.read_csv(io.StringIO(new.to_csv(index=False)))  # the same types as the old csv
+    axes = [c for c in ROW_AXES if c in old.columns]
+    if not axes or old.empty:
+        return []
+
+    def keys(df: pd.DataFrame) -> list[tuple[str, ...]]:
+        cols = [
+            df[c].astype(str) if c in df.columns else pd.Series(["nan"] * len(df)) for c in axes
+        ]
+        return list(zip(*cols, strict=True)) if cols else []
+
+    kept = set(keys(new))
+    lost = dict.fromkeys(k for k in keys(old) if k not in kept)
+    return [" ".join(f"{a}={v}" for a, v in zip(axes, k, strict=True) if v != "nan") for k in lost]
+
+
 def build(
     name: str,
     runs: Path,
@@ -93,9 +128,12 @@ def build(
     *,
     profile: str | None = None,
     include_scripted: bool = False,
+    replace: bool = False,
 ) -> str:
     """Collect an experiment's runs, build its table, write the .md and .csv; the markdown.
-    Raises `NoRuns` (writing nothing) when the experiment has no runs the table may use."""
+    Raises `NoRuns` (writing nothing) when the experiment has no runs the table may use, and
+    `WouldDropRows` (writing nothing) when the table on disk has rows these runs do not
+    (committed results whose runs are elsewhere), unless `replace`."""
     try:
         df = collect(runs, name, profile=profile, include_scripted=include_scripted)
     except NoRuns:
@@ -103,8 +141,17 @@ def build(
             raise
         # nothing finished yet: the runs still going (or stopped) are the table, labelled
         df = factconsolidation.partial_frame(runs, name, profile)
-    md = TABLES[name](df, runs, out)
     tables = out / "tables"
+    lost = [] if replace else dropped_rows(tables / f"{name}.csv", df)
+    if lost:
+        shown = "; ".join(lost[:4]) + (f"; and {len(lost) - 4} more" if len(lost) > 4 else "")
+        raise WouldDropRows(
+            f"{name}: the runs under {runs}/{name} have no run for {len(lost)} row(s) of "
+            f"{tables / name}.md ({shown}); build from where those runs are (--runs "
+            "results/runs reads the exported ones) or rerun them, or pass --replace to write the "
+            "table without them"
+        )
+    md = TABLES[name](df, runs, out)
     tables.mkdir(parents=True, exist_ok=True)
     (tables / f"{name}.md").write_text(md + "\n")
     df.to_csv(tables / f"{name}.csv", index=False)
@@ -112,7 +159,12 @@ def build(
 
 
 def build_all(
-    runs: Path, out: Path, *, profile: str | None = None, include_scripted: bool = False
+    runs: Path,
+    out: Path,
+    *,
+    profile: str | None = None,
+    include_scripted: bool = False,
+    replace: bool = False,
 ) -> dict[str, str]:
     """Every table with runs under `runs`; what happened to each, one line per table."""
     if not runs.is_dir() or not any(runs.glob("*/*/summary.json")):
@@ -123,8 +175,11 @@ def build_all(
         if not (runs / name).is_dir():
             continue
         try:
-            build(name, runs, out, profile=profile, include_scripted=include_scripted)
-        except NoRuns as err:
+            build(
+                name, runs, out, profile=profile, include_scripted=include_scripted,
+                replace=replace,
+            )  # fmt: skip
+        except (NoRuns, WouldDropRows) as err:
             done[name] = f"{err}; {out / 'tables' / name}.md left as it is"
         else:
             done[name] = f"wrote {out / 'tables' / name}.md and .csv"
@@ -145,14 +200,24 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         action="store_true",
         help="let scripted dry runs in (the table says so); never for results/",
     )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="write the table even when it loses rows the table on disk has (their runs are "
+        "not under --runs); without it such a table is left as it is",
+    )
     args = p.parse_args(argv)
-    options = {"profile": args.profile, "include_scripted": args.include_scripted}
+    options = {
+        "profile": args.profile,
+        "include_scripted": args.include_scripted,
+        "replace": args.replace,
+    }
     if args.table == "all":
         build_all(args.runs, args.out, **options)
         return 0
     try:
         print(build(args.table, args.runs, args.out, **options))
-    except NoRuns as err:
+    except (NoRuns, WouldDropRows) as err:
         print(f"tables: {err}; nothing written", file=sys.stderr)
         return 2
     print(f"\nwrote {args.out / 'tables' / args.table}.md and .csv", file=sys.stderr)
