@@ -278,6 +278,32 @@ def test_a_run_stopped_by_a_failing_model_records_what_it_paid(tmp_path: Path) -
     assert reader["retries"] >= 2 and reader["errors"] >= 1
 
 
+def test_a_resumed_run_reports_what_its_stopped_attempts_paid(tmp_path: Path) -> None:
+    """A resumed run's meter counts its last attempt only ("0 calls" after hours of ingest
+    paid by the attempts before); every stop is kept in stops.jsonl and the summary and cost
+    line say what the stopped attempts paid."""
+    from benchmarks.models.scripted import ScriptedServer
+
+    root = tmp_path / "runs"
+    common = ("llm=openai", "llm.model=scripted", "llm.max_retries=1", "llm.backoff_s=0.01")
+    for _ in range(2):
+        with ScriptedServer(p_500=1.0, models=["scripted"]) as server:
+            assert bench(root, *common, f"llm.base_url={server.base_url}").returncode == 2
+    with ScriptedServer(models=["scripted"]) as server:
+        out = bench(root, *common, f"llm.base_url={server.base_url}")
+    assert out.returncode == 0, out.stderr
+    stops = [json.loads(line) for line in (run_dir(root) / "stops.jsonl").read_text().splitlines()]
+    assert len(stops) == 2 and all("500" in s["stopped"] or "Model" in s["stopped"] for s in stops)
+    summary = json.loads((run_dir(root) / "summary.json").read_text())
+    earlier = summary["stopped_attempts"]
+    assert earlier["n"] == 2
+    errors = earlier["usage"]["reader"]["errors"]
+    assert errors == sum(s["usage"]["reader"]["errors"] for s in stops) and errors >= 2
+    assert earlier["wall_s"] > 0
+    assert summary["usage"]["reader"]["calls"] > 0  # this attempt's, as before
+    assert "before this attempt, 2 stopped attempt(s) paid: reader: " in out.stdout
+
+
 def test_a_run_answered_under_other_prompts_is_refused_not_mixed_in(tmp_path: Path) -> None:
     """The folder's name hashes the config, not the prompt texts: a prompt edited in the code
     would resume the folder and mix answers. The manifest records each prompt's sha256; here it

@@ -94,6 +94,14 @@ class UsageMeter:
             return "no model calls"
         return "; ".join(_role_line(name, self.roles[name]) for name in _ordered(self.roles))
 
+    def paid_line(self) -> str:
+        """What was paid, per role (requests sent, tokens): cache hits left out, since summed
+        over attempts they count again the calls an earlier attempt paid."""
+        paid = [n for n in _ordered(self.roles) if self.roles[n].calls or self.roles[n].errors]
+        if not paid:
+            return "nothing"
+        return "; ".join(_paid(name, self.roles[name]) for name in paid)
+
     def __repr__(self) -> str:
         return f"UsageMeter({self.summary_line()})"
 
@@ -119,4 +127,15 @@ def _role_line(name: str, u: RoleUsage) -> str:
         parts.append(_plural(u.errors, "error"))
     if u.parse_failures:
         parts.append(_plural(u.parse_failures, "parse failure"))
+    return f"{name}: " + ", ".join(parts)
+
+
+def _paid(name: str, u: RoleUsage) -> str:
+    parts = [_plural(u.calls, "call")]
+    if u.prompt_tokens or u.completion_tokens:
+        parts.append(f"{u.prompt_tokens:,} prompt + {u.completion_tokens:,} completion tokens")
+    if u.retries:
+        parts.append(_plural(u.retries, "retry", "retries"))
+    if u.errors:
+        parts.append(_plural(u.errors, "error"))
     return f"{name}: " + ", ".join(parts)

@@ -193,16 +193,15 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             resumable = not isinstance(err, USER_ERRORS) or isinstance(err, ModelUnavailableError)
             log.error("stopped: %r%s", err, " (rerun the same command to resume)" * resumable)
             # what the stopped attempt cost is paid for all the same: record it
-            run.write_json(
-                "stopped.json",
-                {
-                    "stopped": repr(err),
-                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "wall_s": round(time.perf_counter() - started, 2),
-                    "usage": meter.to_dict(),
-                    "cost": meter.summary_line(),
-                },
-            )
+            stop = {
+                "stopped": repr(err),
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "wall_s": round(time.perf_counter() - started, 2),
+                "usage": meter.to_dict(),
+                "cost": meter.summary_line(),
+            }
+            run.stops.append(stop)
+            run.write_json("stopped.json", stop)
             raise
         finally:
             stack.stop_servers()
@@ -213,17 +212,33 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         on_scored = getattr(bench, "on_scored", None)  # a benchmark's own figures and files
         if on_scored is not None and not read_only:
             summary.update(on_scored(run.path, predictions, rows, resolved))
+        stops = run.stops.read()
+        earlier = UsageMeter()
+        for stop in stops:
+            earlier.merge(stop.get("usage") or {})
+        earlier_wall = sum(float(stop.get("wall_s") or 0) for stop in stops)
         summary.update(
             {
                 "run": str(run.path),
-                "usage": meter.to_dict(),
+                "usage": meter.to_dict(),  # this attempt's
                 "wall_s": round(wall, 2),
+                # what the attempts that stopped before this one paid (stops.jsonl)
+                "stopped_attempts": {
+                    "n": len(stops),
+                    "usage": earlier.to_dict(),
+                    "wall_s": round(earlier_wall, 2),
+                },
                 "rescore": bool(cfg.run.rescore),
                 "read_only": read_only,
             }
         )
         run.write_json("summary.json", summary)
         cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
+        if stops:
+            cost += (
+                f"\nbefore this attempt, {len(stops)} stopped attempt(s) paid: "
+                f"{earlier.paid_line()} | wall {earlier_wall:,.1f} s (stops.jsonl)"
+            )
         print(report(summary))
         print(cost)
         with (run.path / "run.log").open("a") as f:
