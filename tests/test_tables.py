@@ -395,6 +395,10 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     assert (kept / "ingest_progress.json").exists()
     assert not (tmp_path / "export/table7_peers/dry").exists()
     assert built(tmp_path / "export") == markdown
+    # the partial rows are rows of the table on disk: a rebuild from the same runs keeps them
+    out = tmp_path / "cmd"
+    assert main(["table7_peers", "--runs", str(runs), "--out", str(out)]) == 0
+    assert main(["table7_peers", "--runs", str(runs), "--out", str(out)]) == 0
 
     # once a run finishes the cell, its row replaces the partial one
     (runs / "table7_peers" / "g" / "summary.json").write_text(json.dumps(summary))
@@ -416,3 +420,12 @@ def test_a_table_of_runs_none_finished_yet_is_its_partial_rows(tmp_path) -> None
     assert "**Incomplete runs:** g" in markdown
     assert (tmp_path / "out/tables/table7_peers.md").read_text() == markdown + "\n"
     assert not (tmp_path / "out/figures/table7_peers.png").exists()  # no scores, no figure
+    # a second peer finishes: the table now has a scored row, and keeps the partial one
+    _table7_manifest(runs / "table7_peers" / "m", "memoryos")
+    score = {"accuracy": 0.36, "ci95": [0.24, 0.5], "n": 50, "correct": 18}
+    summary = {"n": 50, "expected": 50, "complete": True, "scores": {"substring": score},
+               "read": {"mean_chars": 10.0, "mean_tokens": 3.0}}  # fmt: skip
+    (runs / "table7_peers" / "m" / "summary.json").write_text(json.dumps(summary))
+    markdown = build("table7_peers", runs, tmp_path / "out")  # not refused: no row is lost
+    assert table_row(markdown, "memoryos")["sh_6k acc"].startswith("36 [24–50] (50)")
+    assert table_row(markdown, "graphiti")["sh_6k acc"] == "partial: ingest 1/27 / 15"

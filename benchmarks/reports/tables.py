@@ -91,8 +91,9 @@ TABLES: dict[str, Builder] = {
 }
 
 
-#: the columns that say which cell of a table a run fills (those a table's csv has)
-ROW_AXES = ("arm", "probe", "source", "path", "variant", "sessions", "L", "d", "reading", "keys")
+#: the columns that say which cell of a table a run fills (those a table's csv has); the data
+#: file is `data` (its name): `path` is the run's folder in some frames, the data file in others
+ROW_AXES = ("arm", "probe", "source", "data", "variant", "sessions", "L", "d", "reading", "keys")
 
 
 class WouldDropRows(Exception):
@@ -111,14 +112,32 @@ def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
         return []
 
     def keys(df: pd.DataFrame) -> list[tuple[str, ...]]:
-        cols = [
-            df[c].astype(str) if c in df.columns else pd.Series(["nan"] * len(df)) for c in axes
-        ]
-        return list(zip(*cols, strict=True)) if cols else []
+        cols = [df[c].map(_cell_value) if c in df.columns else [""] * len(df) for c in axes]
+        return list(zip(*cols, strict=True))
 
     kept = set(keys(new))
     lost = dict.fromkeys(k for k in keys(old) if k not in kept)
-    return [" ".join(f"{a}={v}" for a, v in zip(axes, k, strict=True) if v != "nan") for k in lost]
+    return [" ".join(f"{a}={v}" for a, v in zip(axes, k, strict=True) if v) for k in lost]
+
+
+def _cell_value(value: object) -> str:
+    """One spelling per axis value across csv round trips: '' for missing, 2 for 2.0."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _with_partial(df: pd.DataFrame, name: str, runs: Path) -> pd.DataFrame:
+    """`df` and, for a table that shows runs still going as labelled rows, those runs too."""
+    if name not in factconsolidation.PARTIAL_TABLES:
+        return df
+    try:
+        partial = factconsolidation.partial_frame(runs, name)
+    except NoRuns:
+        return df
+    return pd.concat([df, partial], ignore_index=True)
 
 
 def build(
@@ -142,7 +161,7 @@ def build(
         # nothing finished yet: the runs still going (or stopped) are the table, labelled
         df = factconsolidation.partial_frame(runs, name, profile)
     tables = out / "tables"
-    lost = [] if replace else dropped_rows(tables / f"{name}.csv", df)
+    lost = [] if replace else dropped_rows(tables / f"{name}.csv", _with_partial(df, name, runs))
     if lost:
         shown = "; ".join(lost[:4]) + (f"; and {len(lost) - 4} more" if len(lost) > 4 else "")
         raise WouldDropRows(
