@@ -30,7 +30,8 @@ SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 # instead (`arm_key`), so one table can compare writers.
 PROFILE_ROLES = ("llm", "embedder", "judge")
 BENCH_META = ("_target_", "name")
-EXPORTED = ("predictions", "scores", "samples")
+# the records an export carries; `stops`: what each attempt that stopped before the end paid
+EXPORTED = ("predictions", "scores", "samples", "stops")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # an unfinished ingest's progress and a finished snapshot's mark, in each snapshot folder
