@@ -295,7 +295,9 @@ def test_a_run_stopped_mid_call_closes_without_waiting_for_the_call() -> None:
 
         async def stop_mid_call() -> float:
             ingest = asyncio.create_task(arm.ingest(events()))
+            deadline = time.monotonic() + 60
             while slow["n"] <= 3:
+                assert time.monotonic() < deadline and not ingest.done()
                 await asyncio.sleep(0.05)
             ingest.cancel()  # what the runner's KeyboardInterrupt does to the episode task
             with pytest.raises(asyncio.CancelledError):

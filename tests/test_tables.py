@@ -71,6 +71,14 @@ def test_a_rebuild_never_silently_drops_a_committed_row(tmp_path, capsys) -> Non
     fake_run(runs, "b2", arm="pmem_commit", L=1, cases=20, correct=20)  # a row comes back
     assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 0  # adding needs no flag
 
+    # a smoke run of fewer cases in a committed cell would weaken it: refused too
+    shutil.rmtree(runs / "table6" / "b2")
+    fake_run(runs, "b3", arm="pmem_commit", L=1, cases=5, correct=5)
+    capsys.readouterr()
+    assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "arm=pmem_commit" in err and "L=1" in err and "(n 20 -> 5)" in err
+
 
 def test_a_runs_row_carries_its_writer() -> None:
     arm = {"name": "pmem_materialized_full"}

@@ -285,10 +285,12 @@ class PeerArm(MemoryArm):
     async def aclose(self) -> None:
         # the gateway first: stopping it fails the package's call in flight at once, so a run
         # stopped mid-call (SIGTERM, Ctrl-C) need not wait minutes for close() to get its turn
-        if self.gateway is not None:
-            await asyncio.to_thread(self.gateway.stop)
-            self.gateway, self._endpoints = None, None
-        self.close()
+        try:
+            if self.gateway is not None:
+                await asyncio.to_thread(self.gateway.stop)
+                self.gateway, self._endpoints = None, None
+        finally:
+            self.close()
 
     def __del__(self) -> None:
         # at interpreter exit the server thread may already be frozen: stopping would hang

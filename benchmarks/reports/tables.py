@@ -37,6 +37,7 @@ from benchmarks.reports.alfworld import by_parameter, conflict, table6, table6_s
 from benchmarks.reports.factconsolidation import table7
 from benchmarks.reports.frame import (
     BENCH_META,
+    CELL_KEYS,
     INTERVAL_CELLS,
     RATE_CELLS,
     Builder,
@@ -91,21 +92,24 @@ TABLES: dict[str, Builder] = {
 }
 
 
-#: the columns that say which cell of a table a run fills (those a table's csv has); the data
-#: file is `data` (its name): `path` is the run's folder in some frames, the data file in others
-ROW_AXES = ("arm", "probe", "source", "data", "variant", "sessions", "L", "d", "reading", "keys")
+#: the columns that say which cell of a table a row is (those of them a table's csv has): the
+#: frame's cell keys, and LongMemEval's reading settings. The data file is `data` (its name):
+#: `path` is the run's folder in some frames, the data file in others.
+ROW_AXES = (*CELL_KEYS, "variant", "reading", "keys")
 
 
 class WouldDropRows(Exception):
-    """A rebuild would leave out rows the table on disk has (their runs are not here)."""
+    """A rebuild would lose or weaken rows the table on disk has (their runs are not here)."""
 
 
 def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
-    """The rows of the table on disk (its csv) that `new` has no run for, as `arm=… source=…`
-    labels; [] when there is no table yet or every row is still there."""
-    if not old_csv.exists():
+    """The rows of the table on disk (its csv) that `new` would lose, as `arm=… source=…`
+    labels with why: no run for the cell, a run of fewer questions (`n`), or a run still going
+    where a scored row was. [] when there is no table yet or every row keeps its weight."""
+    try:
+        old = pd.read_csv(old_csv)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
         return []
-    old = pd.read_csv(old_csv)
     new = pd.read_csv(io.StringIO(new.to_csv(index=False)))  # the same types as the old csv
     axes = [c for c in ROW_AXES if c in old.columns]
     if not axes or old.empty:
@@ -115,9 +119,22 @@ def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
         cols = [df[c].map(_cell_value) if c in df.columns else [""] * len(df) for c in axes]
         return list(zip(*cols, strict=True))
 
-    kept = set(keys(new))
-    lost = dict.fromkeys(k for k in keys(old) if k not in kept)
-    return [" ".join(f"{a}={v}" for a, v in zip(axes, k, strict=True) if v) for k in lost]
+    def questions(df: pd.DataFrame) -> list[float]:  # NaN: a row with no scores (partial)
+        return list(df["n"].astype(float)) if "n" in df.columns else [float("nan")] * len(df)
+
+    best: dict[tuple[str, ...], float] = {}
+    for key, n in zip(keys(new), questions(new), strict=True):
+        best[key] = max(best.get(key, -1.0), -1.0 if n != n else n)  # -1: present, unscored
+    lost: dict[str, None] = {}
+    for key, n in zip(keys(old), questions(old), strict=True):
+        label = " ".join(f"{a}={v}" for a, v in zip(axes, key, strict=True) if v)
+        if key not in best:
+            lost[f"{label} (no run)"] = None
+        elif n == n and best[key] < 0:
+            lost[f"{label} (scored, now a run still going)"] = None
+        elif n == n and best[key] < n:
+            lost[f"{label} (n {n:.0f} -> {best[key]:.0f})"] = None
+    return list(lost)
 
 
 def _cell_value(value: object) -> str:
@@ -129,12 +146,12 @@ def _cell_value(value: object) -> str:
     return str(value)
 
 
-def _with_partial(df: pd.DataFrame, name: str, runs: Path) -> pd.DataFrame:
+def _with_partial(df: pd.DataFrame, name: str, runs: Path, profile: str | None) -> pd.DataFrame:
     """`df` and, for a table that shows runs still going as labelled rows, those runs too."""
     if name not in factconsolidation.PARTIAL_TABLES:
         return df
     try:
-        partial = factconsolidation.partial_frame(runs, name)
+        partial = factconsolidation.partial_frame(runs, name, profile)
     except NoRuns:
         return df
     return pd.concat([df, partial], ignore_index=True)
@@ -161,14 +178,15 @@ def build(
         # nothing finished yet: the runs still going (or stopped) are the table, labelled
         df = factconsolidation.partial_frame(runs, name, profile)
     tables = out / "tables"
-    lost = [] if replace else dropped_rows(tables / f"{name}.csv", _with_partial(df, name, runs))
+    present = _with_partial(df, name, runs, profile)
+    lost = [] if replace else dropped_rows(tables / f"{name}.csv", present)
     if lost:
         shown = "; ".join(lost[:4]) + (f"; and {len(lost) - 4} more" if len(lost) > 4 else "")
         raise WouldDropRows(
-            f"{name}: the runs under {runs}/{name} have no run for {len(lost)} row(s) of "
-            f"{tables / name}.md ({shown}); build from where those runs are (--runs "
+            f"{name}: the runs under {runs}/{name} would lose or weaken {len(lost)} row(s) of "
+            f"{tables / name}.md: {shown}; build from where those rows' runs are (--runs "
             "results/runs reads the exported ones) or rerun them, or pass --replace to write the "
-            "table without them"
+            "table anyway"
         )
     md = TABLES[name](df, runs, out)
     tables.mkdir(parents=True, exist_ok=True)
