@@ -141,11 +141,11 @@ def test_export_is_what_the_loader_reads_and_is_byte_stable(tmp_path: Path, dry_
     q = load_runs(dest)
     assert list(q["id"]) == ["q1"] and bool(q["location.correct"].iloc[0])
     assert export_runs(dry_run, tmp_path / "dry-export", "table6") == [], "never a dry run"
-    # what a stopped attempt paid travels with the run
-    stop = {"stopped": "KeyboardInterrupt('signal 15')", "usage": {"writer": {"calls": 3}}}
-    (runs / "table6" / "a" / "stops.jsonl").write_text(json.dumps(stop) + "\n")
+    # what each attempt paid travels with the run
+    stop = {"outcome": "stopped", "stopped": "KeyboardInterrupt('signal 15')", "usage": {}}
+    (runs / "table6" / "a" / "attempts.jsonl").write_text(json.dumps(stop) + "\n")
     export_runs(runs, dest, "table6")
-    assert json.loads(gzip.decompress((exported / "stops.jsonl.gz").read_bytes())) == stop
+    assert json.loads(gzip.decompress((exported / "attempts.jsonl.gz").read_bytes())) == stop
 
 
 def test_the_command_line_shows_a_runs_samples(dry_run: Path, capsys) -> None:

@@ -278,10 +278,10 @@ def test_a_run_stopped_by_a_failing_model_records_what_it_paid(tmp_path: Path) -
     assert reader["retries"] >= 2 and reader["errors"] >= 1
 
 
-def test_a_resumed_run_reports_what_its_stopped_attempts_paid(tmp_path: Path) -> None:
+def test_a_resumed_run_reports_what_its_earlier_attempts_paid(tmp_path: Path) -> None:
     """A resumed run's meter counts its last attempt only ("0 calls" after hours of ingest
-    paid by the attempts before); every stop is kept in stops.jsonl and the summary and cost
-    line say what the stopped attempts paid."""
+    paid by the attempts before); every attempt, stopped or completed, is kept in
+    attempts.jsonl and the summary and cost line say what the earlier ones paid."""
     from benchmarks.models.scripted import ScriptedServer
 
     root = tmp_path / "runs"
@@ -292,16 +292,26 @@ def test_a_resumed_run_reports_what_its_stopped_attempts_paid(tmp_path: Path) ->
     with ScriptedServer(models=["scripted"]) as server:
         out = bench(root, *common, f"llm.base_url={server.base_url}")
     assert out.returncode == 0, out.stderr
-    stops = [json.loads(line) for line in (run_dir(root) / "stops.jsonl").read_text().splitlines()]
-    assert len(stops) == 2 and all("500" in s["stopped"] or "Model" in s["stopped"] for s in stops)
+    log = run_dir(root) / "attempts.jsonl"
+    attempts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [a["outcome"] for a in attempts] == ["stopped", "stopped", "completed"]
     summary = json.loads((run_dir(root) / "summary.json").read_text())
-    earlier = summary["stopped_attempts"]
-    assert earlier["n"] == 2
+    earlier = summary["earlier_attempts"]
+    assert (earlier["n"], earlier["stopped"]) == (2, 2)
     errors = earlier["usage"]["reader"]["errors"]
-    assert errors == sum(s["usage"]["reader"]["errors"] for s in stops) and errors >= 2
+    assert errors == sum(a["usage"]["reader"]["errors"] for a in attempts[:2]) and errors >= 2
     assert earlier["wall_s"] > 0
-    assert summary["usage"]["reader"]["calls"] > 0  # this attempt's, as before
-    assert "before this attempt, 2 stopped attempt(s) paid: reader: " in out.stdout
+    paid = summary["usage"]["reader"]["calls"]  # this attempt's, as before
+    assert paid > 0 and attempts[2]["usage"]["reader"]["calls"] == paid
+    assert "before this attempt, 2 attempt(s) (2 stopped) paid: reader: " in out.stdout
+
+    # a rerun of the finished run (answers from the folder, nothing paid) still says what the
+    # attempt that completed it paid
+    with ScriptedServer(models=["scripted"]) as server:
+        again = bench(root, *common, f"llm.base_url={server.base_url}")
+    summary = json.loads((run_dir(root) / "summary.json").read_text())
+    assert summary["earlier_attempts"]["usage"]["reader"]["calls"] == paid
+    assert "before this attempt, 3 attempt(s) (2 stopped) paid: reader: " in again.stdout
 
 
 def test_a_run_answered_under_other_prompts_is_refused_not_mixed_in(tmp_path: Path) -> None:

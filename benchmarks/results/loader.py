@@ -30,8 +30,8 @@ SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 # instead (`arm_key`), so one table can compare writers.
 PROFILE_ROLES = ("llm", "embedder", "judge")
 BENCH_META = ("_target_", "name")
-# the records an export carries; `stops`: what each attempt that stopped before the end paid
-EXPORTED = ("predictions", "scores", "samples", "stops")
+# the records an export carries; `attempts`: what each attempt on the run's folder paid
+EXPORTED = ("predictions", "scores", "samples", "attempts")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # an unfinished ingest's progress and a finished snapshot's mark, in each snapshot folder
@@ -388,9 +388,10 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
                 if (snapshot / name).exists():
                     kept.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(snapshot / name, kept / name)
-        source = folder / "predictions.jsonl"
-        if source.exists():
-            packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
-            (target / "predictions.jsonl.gz").write_bytes(packed)
+        for name in ("predictions", "attempts"):
+            source = folder / f"{name}.jsonl"
+            if source.exists():
+                packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
+                (target / f"{name}.jsonl.gz").write_bytes(packed)
         written.append(target)
     return written

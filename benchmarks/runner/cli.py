@@ -194,13 +194,14 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             log.error("stopped: %r%s", err, " (rerun the same command to resume)" * resumable)
             # what the stopped attempt cost is paid for all the same: record it
             stop = {
+                "outcome": "stopped",
                 "stopped": repr(err),
                 "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "wall_s": round(time.perf_counter() - started, 2),
                 "usage": meter.to_dict(),
                 "cost": meter.summary_line(),
             }
-            run.stops.append(stop)
+            run.attempts.append(stop)
             run.write_json("stopped.json", stop)
             raise
         finally:
@@ -212,19 +213,21 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         on_scored = getattr(bench, "on_scored", None)  # a benchmark's own figures and files
         if on_scored is not None and not read_only:
             summary.update(on_scored(run.path, predictions, rows, resolved))
-        stops = run.stops.read()
+        earlier_attempts = run.attempts.read()
         earlier = UsageMeter()
-        for stop in stops:
-            earlier.merge(stop.get("usage") or {})
-        earlier_wall = sum(float(stop.get("wall_s") or 0) for stop in stops)
+        for attempt in earlier_attempts:
+            earlier.merge(attempt.get("usage") or {})
+        earlier_wall = sum(float(a.get("wall_s") or 0) for a in earlier_attempts)
+        stopped = sum(a.get("outcome") == "stopped" for a in earlier_attempts)
         summary.update(
             {
                 "run": str(run.path),
                 "usage": meter.to_dict(),  # this attempt's
                 "wall_s": round(wall, 2),
-                # what the attempts that stopped before this one paid (stops.jsonl)
-                "stopped_attempts": {
-                    "n": len(stops),
+                # what the attempts on this folder before this one paid (attempts.jsonl)
+                "earlier_attempts": {
+                    "n": len(earlier_attempts),
+                    "stopped": stopped,
                     "usage": earlier.to_dict(),
                     "wall_s": round(earlier_wall, 2),
                 },
@@ -233,11 +236,20 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             }
         )
         run.write_json("summary.json", summary)
+        run.attempts.append(
+            {
+                "outcome": "completed",
+                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "wall_s": round(wall, 2),
+                "usage": meter.to_dict(),
+                "cost": meter.summary_line(),
+            }
+        )
         cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
-        if stops:
+        if earlier_attempts:
             cost += (
-                f"\nbefore this attempt, {len(stops)} stopped attempt(s) paid: "
-                f"{earlier.paid_line()} | wall {earlier_wall:,.1f} s (stops.jsonl)"
+                f"\nbefore this attempt, {len(earlier_attempts)} attempt(s) ({stopped} stopped) "
+                f"paid: {earlier.paid_line()} | wall {earlier_wall:,.1f} s (attempts.jsonl)"
             )
         print(report(summary))
         print(cost)

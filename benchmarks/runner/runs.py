@@ -206,9 +206,9 @@ class RunFolder:
         self.scores = JsonLines(path / "scores.jsonl", required=("id",))
         # what the reader saw, per question: the arm's read and every model call it caused
         self.samples = JsonLines(path / SAMPLES_FILE, required=("id",))
-        # every attempt that stopped before the end, with what it paid (`stopped.json` is the
-        # latest of them): a resumed run's own meter counts only its last attempt
-        self.stops = JsonLines(path / "stops.jsonl", required=("stopped",))
+        # every attempt on this folder, stopped or completed, with what it paid (`stopped.json`
+        # is the latest stop): a resumed run's own meter counts only its last attempt
+        self.attempts = JsonLines(path / "attempts.jsonl", required=("outcome",))
         self.snapshots = path / "snapshots"
         self.logs = path / "logs"
 
