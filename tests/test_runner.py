@@ -160,6 +160,36 @@ def test_kill_9_then_resume_matches_an_uninterrupted_run(tmp_path) -> None:
     assert paid_first + paid_resume <= paid_uninterrupted + 2 * 3
 
 
+@pytest.mark.parametrize(("sig", "code", "name"), [(signal.SIGTERM, 143, "SIGTERM"),
+                                                   (signal.SIGINT, 130, "Ctrl-C")])  # fmt: skip
+def test_a_stopped_run_ends_with_one_line_not_a_traceback(tmp_path, sig, code, name) -> None:
+    """Ctrl-C and SIGTERM (Slurm's pre-emption) in the middle of a run, as a single run and in a
+    Hydra multirun: the run's stop is recorded and the user reads one line saying how to resume."""
+    with ScriptedServer(RULES, latency_s=0.5) as s:
+        for multirun in ([], ["-m"]):
+            root = tmp_path / f"runs{len(multirun)}"
+            cmd = bench_command(root, *external(s), "benchmark.episodes=12")
+            proc = subprocess.Popen(
+                [*cmd[:3], *multirun, *cmd[3:]],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 60
+            while not list(root.glob("smoke/*/predictions.jsonl")):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == code, err
+            assert "Traceback" not in err, err
+            assert f"pmem-bench: stopped by {name}; " in err.strip().splitlines()[-1]
+            assert "rerun the same command to resume" in err
+            attempts = (run_dir(root) / "attempts.jsonl").read_text().splitlines()
+            assert json.loads(attempts[-1])["outcome"] == "stopped"
+
+
 def test_rescore_reuses_predictions_without_calls(tmp_path, server) -> None:
     root = tmp_path / "runs"
     assert bench(root, *external(server)).returncode == 0

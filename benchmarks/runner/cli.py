@@ -427,7 +427,24 @@ def main() -> None:
         sys.exit(2)
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
-    _hydra_entry()
+    try:
+        _hydra_entry()
+    except KeyboardInterrupt as err:
+        # Ctrl-C or SIGTERM: the run folder has said what it kept (run.log, stopped.json); the
+        # user needs one line, not the traceback of wherever the signal landed
+        if os.environ.get("PMEM_DEBUG") or os.environ.get("HYDRA_FULL_ERROR"):
+            raise
+        print(f"pmem-bench: {stopped_by(err)}", file=sys.stderr)
+        sys.exit(143 if str(err) == f"signal {int(signal.SIGTERM)}" else 130)
+
+
+def stopped_by(err: KeyboardInterrupt) -> str:
+    """The line a stopped `pmem-bench` ends with."""
+    what = "SIGTERM" if str(err) == f"signal {int(signal.SIGTERM)}" else "Ctrl-C"
+    return (
+        f"stopped by {what}; every answer and memory snapshot made so far is kept: rerun the "
+        "same command to resume (paid model calls come from the response cache)"
+    )
 
 
 if __name__ == "__main__":
