@@ -6,6 +6,7 @@ The interface itself (`MemoryArm`, `Context`, `Services`) is the harness's
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,15 @@ class Item:
     index: int  # arrival order
     text: str
     at: str | None = None  # the event's date; chunks have none
+
+    def date(self) -> dt.datetime | None:
+        """`at` as a datetime (aware when it names a zone), or None: missing or not ISO 8601."""
+        if not self.at:
+            return None
+        try:
+            return dt.datetime.fromisoformat(self.at.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
 
 
 def items_of(events: Sequence[Event], chunk_size: int | None) -> list[Item]:

@@ -57,13 +57,10 @@ MAX_TOKENS = 2048  # per Graphiti LLM call (peers.md)
 log = logging.getLogger(__name__)
 
 
-def parse_time(at: str | None) -> dt.datetime | None:
-    """An item's ISO 8601 date as an aware UTC datetime, or None (missing or unparseable)."""
-    if not at:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00"))
-    except ValueError:
+def utc_date(item: Item) -> dt.datetime | None:
+    """The item's date as an aware UTC datetime (a date with no zone taken as UTC), or None."""
+    when = item.date()
+    if when is None:
         return None
     return when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when.astimezone(dt.UTC)
 
@@ -72,7 +69,7 @@ def reference_time(item: Item, previous: dt.datetime | None) -> dt.datetime:
     """The episode's reference time: the item's date (else BASE_TIME + its index in seconds),
     moved to one second after the previous episode when it would not follow it, so arrival order
     is also time order (Graphiti invalidates an edge only for a strictly later fact)."""
-    when = parse_time(item.at) or BASE_TIME + dt.timedelta(seconds=item.index)
+    when = utc_date(item) or BASE_TIME + dt.timedelta(seconds=item.index)
     if previous is not None and when <= previous:
         when = previous + dt.timedelta(seconds=1)
     return when
@@ -232,7 +229,7 @@ class GraphitiArm(PeerArm):
                 log.warning("graphiti: item %d not ingested: %r", item.index, exc)
             seconds.append(time.perf_counter() - start)
             previous = when
-            if parse_time(item.at) is not None:
+            if item.date() is not None:
                 self.stats["dated_items"] = self.stats.get("dated_items", 0) + 1
         if previous is not None:
             self.stats["last_reference_time"] = previous.isoformat()

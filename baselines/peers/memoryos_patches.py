@@ -261,7 +261,8 @@ class StreamClock:
     def advance(self, item: Item) -> None:
         """To the item's time: its date, else BASE_TIME + its index in seconds; one second
         after the current time when that would not follow it (arrival order is time order)."""
-        when = _parse_date(item.at) or BASE_TIME + dt.timedelta(seconds=item.index)
+        when = item.date()  # MemoryOS's clock is naive: the date's own wall time, zone dropped
+        when = when.replace(tzinfo=None) if when else BASE_TIME + dt.timedelta(seconds=item.index)
         self.now = when if when > self.now else self.now + dt.timedelta(seconds=1)
 
     def timestamp(self) -> str:
@@ -280,16 +281,6 @@ class StreamClock:
         if state:
             self.now, self.ids = dt.datetime.fromisoformat(state["now"]), int(state["ids"])
             self.unusable = int(state.get("unusable", 0))
-
-
-def _parse_date(at: str | None) -> dt.datetime | None:
-    if not at:
-        return None
-    try:
-        when = dt.datetime.fromisoformat(at.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when.replace(tzinfo=None)
 
 
 #: the clock of the arm whose operation is running (carried into memoryos's pools like

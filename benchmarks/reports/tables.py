@@ -172,13 +172,13 @@ def build(
     (committed results whose runs are elsewhere), unless `replace`."""
     try:
         df = collect(runs, name, profile=profile, include_scripted=include_scripted)
+        present = _with_partial(df, name, runs, profile)
     except NoRuns:
         if name not in factconsolidation.PARTIAL_TABLES:
             raise
         # nothing finished yet: the runs still going (or stopped) are the table, labelled
-        df = factconsolidation.partial_frame(runs, name, profile)
+        df = present = factconsolidation.partial_frame(runs, name, profile)
     tables = out / "tables"
-    present = _with_partial(df, name, runs, profile)
     lost = [] if replace else dropped_rows(tables / f"{name}.csv", present)
     if lost:
         shown = "; ".join(lost[:4]) + (f"; and {len(lost) - 4} more" if len(lost) > 4 else "")

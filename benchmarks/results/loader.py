@@ -347,6 +347,12 @@ def _kept(
     return df.reset_index(drop=True)
 
 
+def _pack(data: bytes, target: Path) -> None:
+    """Write `data` gzipped; mtime=0: the same records give the same bytes, so a re-export
+    changes nothing."""
+    target.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+
+
 def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
@@ -366,14 +372,11 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         for name in EXPORTED:
             source = folder / f"{name}.jsonl"
             if source.exists():
-                # mtime=0: the same records give the same bytes, so a re-export changes nothing
-                packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
-                (target / f"{name}.jsonl.gz").write_bytes(packed)
+                _pack(source.read_bytes(), target / f"{name}.jsonl.gz")
         calls = ingest_calls(folder)
         if calls:
             text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)
-            packed = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
-            (target / f"{INGEST_CALLS}.jsonl.gz").write_bytes(packed)
+            _pack(text.encode("utf-8"), target / f"{INGEST_CALLS}.jsonl.gz")
         written.append(target)
     for folder in map(Path, load_partial(root, experiment).get("path", [])):
         manifest = json.loads((folder / "manifest.json").read_text())
@@ -391,7 +394,6 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         for name in ("predictions", "attempts"):
             source = folder / f"{name}.jsonl"
             if source.exists():
-                packed = gzip.compress(source.read_bytes(), compresslevel=9, mtime=0)
-                (target / f"{name}.jsonl.gz").write_bytes(packed)
+                _pack(source.read_bytes(), target / f"{name}.jsonl.gz")
         written.append(target)
     return written
