@@ -187,7 +187,9 @@ def test_a_stopped_run_ends_with_one_line_not_a_traceback(tmp_path, sig, code, n
             assert f"pmem-bench: stopped by {name}; " in err.strip().splitlines()[-1]
             assert "rerun the same command to resume" in err
             attempts = (run_dir(root) / "attempts.jsonl").read_text().splitlines()
-            assert json.loads(attempts[-1])["outcome"] == "stopped"
+            stop = json.loads(attempts[-1])
+            assert stop["outcome"] == "stopped"
+            assert stop.get("signal") == ("SIGTERM" if sig == signal.SIGTERM else None)
 
 
 def test_rescore_reuses_predictions_without_calls(tmp_path, server) -> None:

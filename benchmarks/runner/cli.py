@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from benchmarks.models.endpoint import ModelError, ModelUnavailableError
 from benchmarks.models.local.base import LocalModelError
 from benchmarks.models.server import ServerStartError
+from benchmarks.models.usage import UsageMeter
 from benchmarks.results.loader import is_scripted
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
@@ -107,7 +108,6 @@ def build(node: DictConfig, **kwargs: Any) -> Any:
 def execute(cfg: DictConfig) -> dict[str, Any]:
     """Run (or resume, or rescore) one composed config; returns the summary."""
     from benchmarks.models.cache import ResponseCache
-    from benchmarks.models.usage import UsageMeter
     from benchmarks.runner.stack import ModelStack
 
     for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
@@ -193,14 +193,9 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             resumable = not isinstance(err, USER_ERRORS) or isinstance(err, ModelUnavailableError)
             log.error("stopped: %r%s", err, " (rerun the same command to resume)" * resumable)
             # what the stopped attempt cost is paid for all the same: record it
-            stop = {
-                "outcome": "stopped",
-                "stopped": repr(err),
-                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "wall_s": round(time.perf_counter() - started, 2),
-                "usage": meter.to_dict(),
-                "cost": meter.summary_line(),
-            }
+            wall = time.perf_counter() - started
+            by = {"signal": "SIGTERM"} if _TERMINATED else {}
+            stop = attempt_record("stopped", wall, meter, stopped=repr(err), **by)
             run.attempts.append(stop)
             run.write_json("stopped.json", stop)
             raise
@@ -236,15 +231,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             }
         )
         run.write_json("summary.json", summary)
-        run.attempts.append(
-            {
-                "outcome": "completed",
-                "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "wall_s": round(wall, 2),
-                "usage": meter.to_dict(),
-                "cost": meter.summary_line(),
-            }
-        )
+        run.attempts.append(attempt_record("completed", wall, meter))
         cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
         if earlier_attempts:
             cost += (
@@ -317,6 +304,18 @@ def check_same_prompts(folder: Path, before: dict[str, str] | None, now: dict[st
         "since): its answers would mix two prompts. Restore the code the run was made with, or "
         "move the run folder aside to start a new run"
     )
+
+
+def attempt_record(outcome: str, wall: float, meter: UsageMeter, **extra: str) -> dict[str, Any]:
+    """One line of a run folder's attempts.jsonl: how the attempt ended and what it paid."""
+    return {
+        "outcome": outcome,
+        **extra,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "wall_s": round(wall, 2),
+        "usage": meter.to_dict(),
+        "cost": meter.summary_line(),
+    }
 
 
 def report(summary: dict[str, Any]) -> str:
@@ -400,9 +399,22 @@ def one_line(err: BaseException) -> str:
     return " ".join(text.split())
 
 
+#: the SIGTERMs this process received (`_terminate`), for the stop's record and last line
+_TERMINATED: list[int] = []
+
+
 def _terminate(signum: int, frame: Any) -> None:
-    # Slurm's pre-emption and `kill` send SIGTERM: unwind like Ctrl-C so servers are stopped and
-    # files closed; the requeued job resumes from predictions.jsonl.
+    """Slurm's pre-emption and `kill` send SIGTERM: unwind like Ctrl-C, so servers are stopped
+    and files closed; the requeued job resumes from predictions.jsonl. Inside `asyncio.run`
+    that is asyncio's own Ctrl-C handling (its SIGINT handler cancels the main task, whose
+    `finally` blocks then run on the loop, and raises KeyboardInterrupt once it is done): a
+    KeyboardInterrupt raised here, at whatever line the signal lands, could leave a coroutine
+    to be closed outside its loop (seen: a traceback from `stack.close()`)."""
+    _TERMINATED.append(signum)
+    on_sigint = signal.getsignal(signal.SIGINT)
+    if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+        on_sigint(signal.SIGINT, frame)
+        return
     raise KeyboardInterrupt(f"signal {signum}")
 
 
@@ -429,22 +441,24 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
     try:
         _hydra_entry()
-    except KeyboardInterrupt as err:
+    except KeyboardInterrupt:
         # Ctrl-C or SIGTERM: the run folder has said what it kept (run.log, stopped.json); the
         # user needs one line, not the traceback of wherever the signal landed
         if os.environ.get("PMEM_DEBUG") or os.environ.get("HYDRA_FULL_ERROR"):
             raise
-        print(f"pmem-bench: {stopped_by(err)}", file=sys.stderr)
-        sys.exit(143 if str(err) == f"signal {int(signal.SIGTERM)}" else 130)
+        line, code = stopped_by()
+        print(f"pmem-bench: {line}", file=sys.stderr)
+        sys.exit(code)
 
 
-def stopped_by(err: KeyboardInterrupt) -> str:
-    """The line a stopped `pmem-bench` ends with."""
-    what = "SIGTERM" if str(err) == f"signal {int(signal.SIGTERM)}" else "Ctrl-C"
-    return (
+def stopped_by() -> tuple[str, int]:
+    """The line a stopped `pmem-bench` ends with, and its exit status (128 + the signal)."""
+    what, code = ("SIGTERM", 143) if _TERMINATED else ("Ctrl-C", 130)
+    line = (
         f"stopped by {what}; every answer and memory snapshot made so far is kept: rerun the "
         "same command to resume (paid model calls come from the response cache)"
     )
+    return line, code
 
 
 if __name__ == "__main__":
