@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.reports.frame import history_costs
 from benchmarks.reports.tables import build, build_all, collect
 from benchmarks.results import NoRuns, export_runs, load_ingest, load_runs, load_summaries
 from benchmarks.results.__main__ import main as results_main
@@ -177,14 +178,22 @@ def test_the_ingest_calls_load_and_travel_with_the_export(dry_run: Path, tmp_pat
     (copy / "manifest.json").write_text(json.dumps(manifest))
     for snap in (folder / "snapshots").iterdir():
         (copy / "snapshots" / snap.name).mkdir(parents=True)
-        (copy / "snapshots" / snap.name / "calls.jsonl").write_bytes(
-            (snap / "calls.jsonl").read_bytes()
-        )
+        for name in ("calls.jsonl", "ingest.json", "store.sqlite"):
+            (copy / "snapshots" / snap.name / name).write_bytes((snap / name).read_bytes())
     (exported,) = export_runs(tmp_path / "runs", tmp_path / "export", "table6")
-    assert (exported / "ingest_calls.jsonl.gz").exists() and not (exported / "snapshots").exists()
+    assert (exported / "ingest_calls.jsonl.gz").exists()
     again = load_ingest(tmp_path / "export")
     assert list(again["reply"]) == list(calls["reply"])
     assert len(load_runs(tmp_path / "export")) == 3
+    # each history's ingest record travels (what a table's cost columns read), its store not
+    kept = sorted(p.relative_to(exported).as_posix() for p in (exported / "snapshots").rglob("*"))
+    assert kept == sorted(
+        x for s in (folder / "snapshots").iterdir() for x in (f"snapshots/{s.name}",
+                                                              f"snapshots/{s.name}/ingest.json")
+    )  # fmt: skip
+    costs, exported_costs = history_costs(copy), history_costs(exported)
+    assert exported_costs["writer_calls"].sum() == costs["writer_calls"].sum() == 18
+    assert list(exported_costs["wall_s"]) == list(costs["wall_s"])
 
 
 def test_a_dry_run_writes_nothing_into_results(tmp_path: Path) -> None:

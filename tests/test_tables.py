@@ -428,6 +428,9 @@ def test_a_table_of_runs_none_finished_yet_is_its_partial_rows(tmp_path) -> None
     assert "**Incomplete runs:** g" in markdown
     assert (tmp_path / "out/tables/table7_peers.md").read_text() == markdown + "\n"
     assert not (tmp_path / "out/figures/table7_peers.png").exists()  # no scores, no figure
+    # the csv is portable: no folder of this machine in it (the data file goes by its name)
+    header = (tmp_path / "out/tables/table7_peers.csv").read_text().splitlines()[0].split(",")
+    assert "arm" in header and "folder" not in header and "path" not in header
     # a second peer finishes: the table now has a scored row, and keeps the partial one
     _table7_manifest(runs / "table7_peers" / "m", "memoryos")
     score = {"accuracy": 0.36, "ci95": [0.24, 0.5], "n": 50, "correct": 18}

@@ -124,7 +124,7 @@ def unfinished(
         if r["stage"] == "answer":  # ingested; answering (scores come when it finishes)
             of = f" of {int(r['expected'])}" if r["expected"] == r["expected"] else ""
             row[acc] = f"partial: {int(r['answered'])}{of} answered, not yet scored{paper_figure}"
-            cost = ingest_cost(Path(r["path"]))
+            cost = ingest_cost(Path(r["folder"]))
             if cost is not None:
                 row.setdefault(f"ingest {length}", format_cost(cost))
             lines.append(
@@ -184,7 +184,7 @@ def partial_frame(runs: Path, experiment: str, profile: str | None = None) -> pd
             df = df[(df["profile"] == profile) | (df["llm"] == profile)]
     if df.empty:
         raise NoRuns(f"no runs under {runs / experiment}, finished or under way")
-    return df.assign(complete=False)
+    return df.assign(complete=False).drop(columns="folder")
 
 
 TITLES = {

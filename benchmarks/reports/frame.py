@@ -121,7 +121,7 @@ def latest_per_config(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
         else:
             why = f"a newer run of the same arm and benchmark ({winner['run']})"
         say(f"{experiment}/{old['run']} is superseded by {why}; not reported")
-    return kept.drop(columns=["path", "_cases"], errors="ignore").reset_index(drop=True)
+    return kept.drop(columns=["folder", "_cases"], errors="ignore").reset_index(drop=True)
 
 
 def per_question(runs: Path, experiment: str, *, include_scripted: bool = True) -> pd.DataFrame:

@@ -94,7 +94,7 @@ class Report:
         for _, s in order.sort_values(["_o", "arm", "run"]).iterrows():
             key = (s["experiment"], s["run"])
             seen.add(key)
-            manifest = json.loads((Path(s["path"]) / "manifest.json").read_text())
+            manifest = json.loads((Path(s["folder"]) / "manifest.json").read_text())
             self.manifests.append((*key, manifest, origin))
             q = by_run.get(key)
             if q is not None and not q.empty:

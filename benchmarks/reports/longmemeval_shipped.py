@@ -10,7 +10,6 @@ benchmarks/reports/tables.py registers it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,9 @@ from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
 from benchmarks.reports.frame import Builder, header, history_costs, questions_of
+from benchmarks.results.loader import read_records
 
 REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
-
-
-def _records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
 def _arm_label(arm: str, sessions: Any) -> str:
@@ -62,10 +58,10 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
     rows = {}
     for _, r in df.sort_values("mean_tokens").iterrows():
         folder = runs / "longmemeval_local" / r["run"]
-        predictions = _records(folder / "predictions.jsonl")
+        predictions = read_records(folder, "predictions")
         if [x["id"] for x in predictions] != [REAL_INSTANCE]:
             continue  # a run over several questions: its costs are not this instance's
-        p, sc = predictions[0], _records(folder / "scores.jsonl")[0]
+        p, sc = predictions[0], read_records(folder, "scores")[0]
         meta = p.get("context_meta") or {}
         costs = history_costs(folder)
         routed = meta.get("pruned_read")

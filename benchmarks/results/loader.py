@@ -34,9 +34,11 @@ BENCH_META = ("_target_", "name")
 EXPORTED = ("predictions", "scores", "samples", "attempts")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
-# an unfinished ingest's progress and a finished snapshot's mark, in each snapshot folder
-# (benchmarks.runner.pipeline.INGEST_PROGRESS_FILE and SNAPSHOT_DONE)
+# an unfinished ingest's progress, a finished ingest's record (wall time, calls and tokens by
+# role) and a finished snapshot's mark, in each snapshot folder
+# (benchmarks.runner.pipeline.INGEST_PROGRESS_FILE, INGEST_FILE and SNAPSHOT_DONE)
 INGEST_PROGRESS = "ingest_progress.json"
+INGEST_RECORD = "ingest.json"
 SNAPSHOT_DONE = ".complete"
 # The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
@@ -148,10 +150,13 @@ def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dic
         "run": folder.name,
         "arm": arm_key(cfg),
         "benchmark": cfg["benchmark"]["name"],
-        **{k: v for k, v in cfg["benchmark"].items() if k not in BENCH_META},
-        # the data file a run read (`benchmark.path`; None: the benchmark's default): runs on
-        # two files are two results, never one superseding the other
+        **{k: v for k, v in cfg["benchmark"].items() if k not in (*BENCH_META, "path")},
+        # the data file a run read (`benchmark.path`, by its name: the path is this machine's;
+        # None: the benchmark's default): runs on two files are two results, never one
+        # superseding the other
         "data": Path(str(cfg["benchmark"]["path"])).name if cfg["benchmark"].get("path") else None,
+        # the run's folder on this machine (what a report reads more from; never in a table)
+        "folder": str(folder),
         "llm": cfg["llm"].get("model"),
         # a write path of its own (writer=<profile>); None: the llm profile also writes
         "writer": (cfg.get("writer") or {}).get("model"),
@@ -174,7 +179,6 @@ def summary_row(experiment: str, folder: Path) -> dict[str, Any]:
             "complete": summary["complete"],
             "started_at": manifest.get("started_at"),
             "git_commit": (manifest.get("git") or {}).get("commit"),
-            "path": str(folder),
         }
     )
     read = summary.get("read", {})
@@ -314,7 +318,6 @@ def load_partial(root: str | Path = "runs", experiment: str | None = None) -> pd
             "stage": "ingest" if running else "answer",
             "answered": answered,
             "expected": manifest["config"]["benchmark"].get("limit"),
-            "path": str(folder),
         }
         if running:
             record = json.loads(running[-1].read_text())
@@ -356,10 +359,11 @@ def _pack(data: bytes, target: Path) -> None:
 def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
-    clone needs to show per-sample drill-downs without the runs; the snapshots' stores stay
-    behind, their ingest calls come along in one ingest_calls.jsonl.gz. An unfinished run with
-    a recorded ingest progress (`load_partial`) is exported as its manifest and progress
-    records, so a table built from the export shows how far it got."""
+    clone needs to rebuild the tables and show per-sample drill-downs without the runs: the
+    snapshots' stores stay behind; their ingest records come along, and their calls in one
+    ingest_calls.jsonl.gz. An unfinished run with a recorded ingest progress (`load_partial`)
+    is exported as its manifest and progress records, so a table built from the export shows
+    how far it got."""
     written = []
     for exp, folder in run_folders(root, experiment):
         manifest = json.loads((folder / "manifest.json").read_text())
@@ -373,12 +377,18 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
             source = folder / f"{name}.jsonl"
             if source.exists():
                 _pack(source.read_bytes(), target / f"{name}.jsonl.gz")
+        # each history's ingest record (its usage and wall time: what a table's cost columns
+        # read); the stores themselves stay behind
+        for record in folder.glob(f"snapshots/*/{INGEST_RECORD}"):
+            kept = target / "snapshots" / record.parent.name
+            kept.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(record, kept / INGEST_RECORD)
         calls = ingest_calls(folder)
         if calls:
             text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)
             _pack(text.encode("utf-8"), target / f"{INGEST_CALLS}.jsonl.gz")
         written.append(target)
-    for folder in map(Path, load_partial(root, experiment).get("path", [])):
+    for folder in map(Path, load_partial(root, experiment).get("folder", [])):
         manifest = json.loads((folder / "manifest.json").read_text())
         if is_scripted(manifest["config"]):
             continue
@@ -387,7 +397,7 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         shutil.copyfile(folder / "manifest.json", target / "manifest.json")
         for snapshot in (p for p in folder.glob("snapshots/*") if p.is_dir()):
             kept = target / "snapshots" / snapshot.name
-            for name in (INGEST_PROGRESS, "ingest.json", SNAPSHOT_DONE):
+            for name in (INGEST_PROGRESS, INGEST_RECORD, SNAPSHOT_DONE):
                 if (snapshot / name).exists():
                     kept.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(snapshot / name, kept / name)
