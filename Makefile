@@ -5,6 +5,7 @@
 #   make test-vllm    the vllm profile against a real vLLM server (vLLM's CPU build)
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 #   make tables       every table from the run folders; make report: results/report.html
+#   make check-tables whether each committed table is what the committed runs build
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -32,7 +33,7 @@ LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table8-peers reproduce-conflict-peers \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f reproduce-growth tables report calibrate-embedder \
+        reproduce-appendix-f reproduce-growth tables check-tables report calibrate-embedder \
         $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
 comma := ,
@@ -306,6 +307,11 @@ reproduce-conflict: $(PROFILE_SETUP)
 # it kept, and when there are none.
 tables: setup
 	$(BIN)/python -m benchmarks.reports all
+
+# Whether each committed table (results/tables/) is, byte for byte, what the committed runs
+# (results/runs/) build; writes nothing, exits 1 when a table is not backed, and says why.
+check-tables: setup
+	$(BIN)/python -m benchmarks.reports all --check --runs results/runs
 
 # The reproduction report: one self-contained page, from the runs (or the committed results).
 report: setup

@@ -2,6 +2,7 @@
 
     python -m benchmarks.reports table6 [--runs runs] [--out results] [--profile P]
     python -m benchmarks.reports all            # every table that has runs (make tables)
+    python -m benchmarks.reports all --check --runs results/runs   # committed = rebuilt?
 
 (`python -m benchmarks.reports.tables table6` is the same command.) Reads
 runs/<experiment>/*/{manifest,summary}.json only (so tables can be rebuilt any time without a
@@ -19,8 +20,11 @@ re-exported here, where callers have always imported them from.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -99,7 +103,12 @@ ROW_AXES = (*CELL_KEYS, "variant", "reading", "keys")
 
 
 class WouldDropRows(Exception):
-    """A rebuild would lose or weaken rows the table on disk has (their runs are not here)."""
+    """A rebuild would lose or weaken rows the table on disk has (their runs are not here);
+    `lost` names them (`dropped_rows`)."""
+
+    def __init__(self, message: str, lost: list[str]) -> None:
+        super().__init__(message)
+        self.lost = lost
 
 
 def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
@@ -186,7 +195,8 @@ def build(
             f"{name}: the runs under {runs}/{name} would lose or weaken {len(lost)} row(s) of "
             f"{tables / name}.md: {shown}; build from where those rows' runs are (--runs "
             "results/runs reads the exported ones) or rerun them, or pass --replace to write the "
-            "table anyway"
+            "table anyway",
+            lost,
         )
     md = TABLES[name](df, runs, out)
     tables.mkdir(parents=True, exist_ok=True)
@@ -224,6 +234,72 @@ def build_all(
     return done
 
 
+def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tuple[bool, str]:
+    """Whether the committed table `out/tables/<name>.md` is what the runs under `runs` build
+    (results/runs: the exported runs of a clean clone). Rebuilt in a scratch folder, so nothing
+    under `out` changes, then compared byte for byte, .md and .csv: (True, how many runs) when
+    identical; (False, why) when a committed row has no run there, or the rebuild differs (a
+    table edited by hand, or built from runs that were not exported)."""
+    committed = out / "tables"
+    with tempfile.TemporaryDirectory() as scratch:
+        rebuilt = Path(scratch) / "tables"
+        rebuilt.mkdir()
+        if (committed / f"{name}.csv").exists():  # what the row guard compares with
+            shutil.copyfile(committed / f"{name}.csv", rebuilt / f"{name}.csv")
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):  # the builders' notes: not asked for
+                build(name, runs, Path(scratch), profile=profile)
+        except NoRuns as err:
+            return False, str(err)
+        except WouldDropRows as err:
+            rows = len(pd.read_csv(committed / f"{name}.csv"))
+            shown = "; ".join(err.lost[:2]) + ("; …" if len(err.lost) > 2 else "")
+            return (
+                False,
+                f"{len(err.lost)} of {rows} committed row(s) have no run under {runs}: {shown}",
+            )
+        for suffix in (".md", ".csv"):
+            theirs = committed / f"{name}{suffix}"
+            old = theirs.read_text().splitlines() if theirs.exists() else []
+            new = (rebuilt / f"{name}{suffix}").read_text().splitlines()
+            if old != new:
+                at = _first_difference(old, new)
+                a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
+                col = _first_difference(list(a), list(b))
+                return False, (
+                    f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
+                    f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r}"
+                )
+    runs_used = sum(1 for _ in (runs / name).glob("*/manifest.json"))
+    return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / name}"
+
+
+def _first_difference(old: list[str], new: list[str]) -> int:
+    """Where two sequences (of lines, or of characters) first differ."""
+    differ = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+    return next(differ, min(len(old), len(new)))
+
+
+def _around(line: str, col: int) -> str:
+    """The part of `line` around column `col` (what a person needs to find the change)."""
+    start = max(0, col - 30)
+    return ("…" if start else "") + line[start : col + 40] + ("…" if col + 40 < len(line) else "")
+
+
+def _verdict(ok: bool, why: str) -> str:
+    return f"{'ok' if ok else 'NOT BACKED'}: {why}"
+
+
+def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str, tuple[bool, str]]:
+    """`check` for every committed table the registry builds, one line each on stdout."""
+    done = {}
+    for name in sorted(TABLES):
+        if (out / "tables" / f"{name}.md").exists():
+            done[name] = check(name, runs, out, profile=profile)
+            print(f"{name}: {_verdict(*done[name])}")
+    return done
+
+
 def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("table", choices=["all", *sorted(TABLES)])
@@ -243,7 +319,20 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         help="write the table even when it loses rows the table on disk has (their runs are "
         "not under --runs); without it such a table is left as it is",
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: say whether each committed table under --out is what the runs "
+        "under --runs build, byte for byte (exit 1 when one is not); use --runs results/runs",
+    )
     args = p.parse_args(argv)
+    if args.check:  # one line per committed table on stdout; exit 1 unless all are backed
+        if args.table == "all":
+            results = check_all(args.runs, args.out, profile=args.profile)
+        else:
+            results = {args.table: check(args.table, args.runs, args.out, profile=args.profile)}
+            print(f"{args.table}: {_verdict(*results[args.table])}")
+        return 0 if results and all(ok for ok, _ in results.values()) else 1
     options = {
         "profile": args.profile,
         "include_scripted": args.include_scripted,

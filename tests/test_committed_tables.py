@@ -1,0 +1,55 @@
+"""The committed tables are what the committed runs build: `python -m benchmarks.reports all
+--check --runs results/runs` rebuilds each table under results/tables/ from the exported runs in
+a scratch folder and compares it byte for byte. A table edited by hand, or built from runs that
+were never exported, cannot pass for one that was."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from benchmarks.reports.tables import build, check, main
+from tests.bench import fake_run
+
+REPO = Path(__file__).resolve().parents[1]
+# The committed tables every one of whose rows has an exported run (results/runs/): this set
+# may grow, never shrink. The others' rows (README, "Tables that cannot be silently replaced")
+# name why they are not here yet.
+BACKED = {"conflict", "table6", "table6_single", "table7_peers", "table8"}
+
+
+def test_every_committed_table_is_what_its_exported_runs_build(capsys) -> None:
+    code = main(["all", "--check", "--runs", str(REPO / "results/runs"), "--out",
+                 str(REPO / "results")])  # fmt: skip
+    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    backed = {name for name, verdict in lines.items() if verdict.startswith("ok: ")}
+    assert backed >= BACKED, {name: lines.get(name) for name in BACKED - backed}
+    for verdict in lines.values():
+        # a table may lack exported runs (said so); it may never differ from the runs it has
+        missing = ("no finished runs under", "committed row(s) have no run under")
+        assert verdict.startswith("ok: ") or any(m in verdict for m in missing), verdict
+    assert code == (0 if backed == set(lines) else 1)
+
+
+def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> None:
+    runs, out = tmp_path / "runs", tmp_path / "results"
+    for L in (1, 2):
+        fake_run(runs, f"L{L}", arm="pmem_commit", L=L, cases=20, correct=18)
+    build("table6", runs, out)
+    committed = (out / "tables" / "table6.md").read_bytes()
+    ok, why = check("table6", runs, out)
+    assert ok and "from the 2 run(s)" in why
+    # a figure edited by hand
+    md = out / "tables" / "table6.md"
+    lines = md.read_text().splitlines()
+    md.write_text("\n".join([*lines[:-1], lines[-1] + " (edited)"]) + "\n")
+    ok, why = check("table6", runs, out)
+    assert not ok and f"is not what {runs} builds, from line {len(lines)}:" in why
+    md.write_bytes(committed)
+    # a committed row whose run is not under --runs (never exported)
+    shutil.rmtree(runs / "table6" / "L2")
+    ok, why = check("table6", runs, out)
+    assert not ok and why.startswith("1 of 2 committed row(s) have no run under") and "L=2" in why
+    # the check writes nothing: the committed table is untouched
+    assert md.read_bytes() == committed
+    assert sorted(p.name for p in (out / "tables").iterdir()) == ["table6.csv", "table6.md"]
