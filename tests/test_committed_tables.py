@@ -44,7 +44,9 @@ def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> No
     lines = md.read_text().splitlines()
     md.write_text("\n".join([*lines[:-1], lines[-1] + " (edited)"]) + "\n")
     ok, why = check("table6", runs, out)
-    assert not ok and f"is not what {runs} builds, from line {len(lines)}:" in why
+    assert not ok and f"is not what {runs} builds, from line {len(lines)}, column" in why
+    committed_part, rebuilt_part = why.split(", rebuilt ")
+    assert "(edited)" in committed_part and "(edited)" not in rebuilt_part  # shows the change
     md.write_bytes(committed)
     # a committed row whose run is not under --runs (never exported)
     shutil.rmtree(runs / "table6" / "L2")
