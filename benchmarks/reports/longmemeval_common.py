@@ -15,7 +15,6 @@ difference (benchmarks/stats.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from benchmarks.longmemeval.stats import OFFICIAL_TYPES, OfficialMetrics, offici
 from benchmarks.reports import paper_longmemeval as paper
 from benchmarks.reports.figures import figure
 from benchmarks.reports.frame import per_question
+from benchmarks.results.loader import read_records
 from benchmarks.stats import binomial_ci, mcnemar_exact, paired_bootstrap_ci
 
 CLASS_ORDER = ("superseded", "aggregation", "single")
@@ -46,11 +46,7 @@ def questions(runs: Path, experiment: str, df: pd.DataFrame) -> pd.DataFrame:
     q = q[q["run"].isin(df["run"])].copy()
     extra = []
     for run in df["run"]:
-        path = runs / experiment / run / "predictions.jsonl"
-        for line in path.read_text().splitlines():
-            if not line:
-                continue
-            p = json.loads(line)
+        for p in read_records(runs / experiment / run, "predictions"):
             meta = p.get("context_meta") or {}
             extra.append(
                 {

@@ -8,7 +8,6 @@ kept, not from scores; benchmarks/reports/tables.py registers it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,15 +17,15 @@ from benchmarks.reports import paper_longmemeval as paper
 from benchmarks.reports.figures import plot_haystack_growth
 from benchmarks.reports.frame import Builder, header
 from benchmarks.reports.longmemeval_common import label
+from benchmarks.results.loader import read_records
 
 
 def haystack_sizes(runs: Path, experiment: str, run: str) -> float | None:
     """Mean sessions per haystack actually read in a run (the evidence is always kept, so a
     haystack can exceed `benchmark.sessions`), from its prediction records."""
     sizes = [
-        (json.loads(line).get("meta") or {}).get("haystack_sessions")
-        for line in (runs / experiment / run / "predictions.jsonl").read_text().splitlines()
-        if line
+        (p.get("meta") or {}).get("haystack_sessions")
+        for p in read_records(runs / experiment / run, "predictions")
     ]
     sizes = [s for s in sizes if s is not None]
     return sum(sizes) / len(sizes) if sizes else None

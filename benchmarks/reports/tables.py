@@ -251,6 +251,8 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 build(name, runs, Path(scratch), profile=profile)
         except NoRuns as err:
             return False, str(err)
+        except (OSError, KeyError) as err:  # a record the builder reads is not in the export
+            return False, f"cannot be rebuilt from {runs}: {type(err).__name__}: {err}"
         except WouldDropRows as err:
             rows = len(pd.read_csv(committed / f"{name}.csv"))
             shown = "; ".join(err.lost[:2]) + ("; …" if len(err.lost) > 2 else "")
