@@ -376,3 +376,12 @@ def test_the_superseded_subset_reads_the_classes(server: ScriptedServer) -> None
 )
 def test_class_replies_parse(reply: str, label: str | None) -> None:
     assert jm.parse_class(reply) == label
+
+
+def test_the_class_store_reloads_a_reply_holding_a_unicode_line_separator(tmp_path: Path) -> None:
+    """A judge's reply with U+2028 (JSON leaves it unescaped) made the next run's store fail to
+    load: the line was split there and neither half parsed."""
+    reply = "knowledge-update\u2028(because the fact changed)\x85"
+    jm.ClassStore(tmp_path / "classes.jsonl").put("q1", "judge@r", "knowledge-update", reply)
+    again = jm.ClassStore(tmp_path / "classes.jsonl").get("q1", "judge@r")
+    assert again is not None and again["reply"] == reply

@@ -213,3 +213,33 @@ def test_a_dry_run_writes_nothing_into_results(tmp_path: Path) -> None:
         s.get("store") for s in json.loads(manifest.read_text())["config"]["scorers"].values()
     ]
     assert "runs/dry-run/longmemeval_classes.jsonl" in stores
+
+
+# JSON leaves these line separators unescaped in a text, and str.splitlines splits at them
+SEPARATORS = "one\u2028two\u2029three\x85four"
+
+
+def test_a_record_holding_a_unicode_line_separator_is_read_whole(tmp_path: Path) -> None:
+    """A reply or a haystack turn may hold U+2028, U+2029 or U+0085; a reader splitting lines
+    at them dropped the record as 'not a record' (a table on one question fewer, silently)."""
+    from benchmarks.results.loader import ingest_calls, read_records
+    from benchmarks.runner.runs import JsonLines
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    records = JsonLines(folder / "predictions.jsonl", required=("id",))
+    records.append({"id": "q1", "prediction": SEPARATORS})
+    records.append({"id": "q2", "prediction": "plain"})
+    assert [r["prediction"] for r in read_records(folder, "predictions")] == [SEPARATORS, "plain"]
+    assert [r["id"] for r in records.read()] == ["q1", "q2"]  # the runner's own reader agrees
+    _pack_like_the_export(folder / "predictions.jsonl")
+    (folder / "predictions.jsonl").unlink()
+    assert [r["prediction"] for r in read_records(folder, "predictions")] == [SEPARATORS, "plain"]
+    snapshot = folder / "snapshots" / "e1"
+    snapshot.mkdir(parents=True)
+    JsonLines(snapshot / "calls.jsonl").append({"role": "writer", "reply": SEPARATORS})
+    assert [c["reply"] for c in ingest_calls(folder)] == [SEPARATORS]
+
+
+def _pack_like_the_export(path: Path) -> None:
+    path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))

@@ -478,7 +478,7 @@ def load_rewrite_rows(path: str | Path = OFFLINE_REWRITES) -> dict[str, dict[str
     """case id -> its row, from a JSONL file of {"case_id", "rewrite", "original", ...} rows
     (the kept rewrites of scripts/rewrite_single_revision.py, or the offline set)."""
     out = {}
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -66,5 +66,5 @@ def dumps(cases: Iterable[Case]) -> str:
 
 
 def read_cases(path: str | Path) -> list[Case]:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
     return [Case.from_json(json.loads(line)) for line in lines if line.strip()]

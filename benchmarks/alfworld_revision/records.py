@@ -71,7 +71,7 @@ def valid_seen_records(path: str | Path = VALID_SEEN_RECORDS) -> tuple[dict[str,
     path = Path(path)
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
+            lines = fh.read().split("\n")
     except (OSError, EOFError) as err:
         raise AlfworldDataError(f"{path}: cannot read the valid_seen records ({err})") from err
     rows = []

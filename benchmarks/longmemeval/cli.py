@@ -72,7 +72,7 @@ def _read_json_or_lines(path: Path) -> list[dict]:
     try:
         data = json.loads(text)
     except ValueError:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
     return data if isinstance(data, list) else [data]
 
 

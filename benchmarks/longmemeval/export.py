@@ -172,7 +172,7 @@ def _records(folder: Path, name: str) -> list[dict[str, Any]]:
     else:
         raise ExportError(f"{folder}: no {name}.jsonl (is it a run folder?)")
     out = []
-    for line in text.splitlines():
+    for line in text.split("\n"):
         try:
             record = json.loads(line)
         except ValueError:

@@ -166,7 +166,7 @@ def read_keys(path: str | Path) -> list[str]:
         rows = json.loads(text)
     else:
         rows = []
-        for n, line in enumerate(text.splitlines(), start=1):
+        for n, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))

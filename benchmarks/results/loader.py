@@ -133,7 +133,7 @@ def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
     else:
         return []
     out = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): JSON lines end at \n only
         try:
             record = json.loads(line)
         except ValueError:
@@ -262,11 +262,11 @@ def ingest_calls(folder: Path) -> list[dict[str, Any]]:
     snapshots' calls.jsonl in a run folder, or the export's ingest_calls.jsonl.gz."""
     packed = folder / f"{INGEST_CALLS}.jsonl.gz"
     if packed.exists():
-        lines = gzip.decompress(packed.read_bytes()).decode("utf-8").splitlines()
+        lines = gzip.decompress(packed.read_bytes()).decode("utf-8").split("\n")
         return [json.loads(line) for line in lines if line.strip()]
     out = []
     for calls in sorted(folder.glob(f"snapshots/*/{CALLS_FILE}")):
-        for line in calls.read_text(encoding="utf-8").splitlines():
+        for line in calls.read_text(encoding="utf-8").split("\n"):
             if line.strip():
                 out.append({"snapshot": calls.parent.name, **json.loads(line)})
     return out

@@ -200,7 +200,7 @@ class ClassStore:
         self._lock = threading.Lock()
         self._rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
+            for line in self.path.read_text(encoding="utf-8").split("\n"):
                 if line.strip():
                     row = json.loads(line)
                     self._rows[(row["id"], row["judge"], row["prompt_sha256"])] = row
