@@ -7,21 +7,38 @@ retries) never enter it: moving a run to another server or tuning its concurrenc
 Every response is committed on arrival (SQLite in WAL mode, autocommit), so a kill -9 loses only
 the calls in flight. `synchronous=NORMAL` is durable against a process crash; only a power loss
 can drop the last few commits, which a rerun simply pays again.
+
+A cache lives on one machine. To resume a long run on another (a fresh machine, a cluster
+node), its entries travel as a dump: gzipped JSON lines, one entry each, byte-stable.
+
+    python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since 2026-12-04T09:00]
+    python -m benchmarks.models.cache import results/cache/*.jsonl.gz
+
+An imported entry never replaces one the cache already holds. Replies depend on the machine
+kind that made them (docs/models.md, "The local profile's slots"), so a run resumed from a dump
+made elsewhere mixes two machines' replies; its manifest names the machine it ran on.
 """
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResponseCache", "cache_key", "canonical_json"]
+__all__ = ["BadDump", "ResponseCache", "cache_key", "canonical_json"]
+
+# the columns of one entry, in a dump's lines as in the table
+COLUMNS = ("key", "kind", "model", "request", "response", "created")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -128,6 +145,40 @@ class ResponseCache:
         path = None if self.path is None else str(self.path)
         return {"path": path, "hits": self.hits, "misses": self.misses, "entries": len(self)}
 
+    def dump(self, out: str | os.PathLike[str], *, since: float | None = None) -> int:
+        """Write the entries (those created at or after `since`, a unix time) to `out` as
+        gzipped JSON lines in key order (mtime 0: the same entries give the same bytes), the
+        stored request and response texts as they are; how many were written."""
+        if self._db is None:
+            raise ValueError("a disabled cache has nothing to dump")
+        where, args = ("WHERE created >= ?", (since,)) if since is not None else ("", ())
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM responses {where} ORDER BY key", args
+            ).fetchall()
+        text = "".join(canonical_json(dict(zip(COLUMNS, r, strict=True))) + "\n" for r in rows)
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        return len(rows)
+
+    def load(self, source: str | os.PathLike[str]) -> tuple[int, int]:
+        """Add the entries of a dump; a key this cache holds keeps its own response. Every line
+        is checked before any is added, so a bad file adds nothing (`BadDump` names the line).
+        (added, already here)."""
+        if self._db is None:
+            raise ValueError("a disabled cache cannot load a dump")
+        rows = list(_read_dump(Path(source)))
+        with self._lock:
+            before = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                f"INSERT OR IGNORE INTO responses ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            self._db.execute("COMMIT")
+            added = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]) - before
+        return added, len(rows) - added
+
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
@@ -143,3 +194,81 @@ class ResponseCache:
     def __repr__(self) -> str:
         where = "disabled" if self.path is None else str(self.path)
         return f"ResponseCache({where}, hits={self.hits}, misses={self.misses})"
+
+
+class BadDump(ValueError):
+    """A file that is not a cache dump (or a damaged one); the message names the line."""
+
+
+def _read_dump(path: Path) -> list[tuple[Any, ...]]:
+    try:
+        text = gzip.decompress(path.read_bytes()).decode("utf-8")
+    except FileNotFoundError:
+        raise BadDump(f"{path}: no such file") from None
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        raise BadDump(f"{path}: not a gzipped cache dump ({err})") from None
+    rows = []
+    # lines end at \n only: str.splitlines would also split at U+2028 and U+0085, which JSON
+    # leaves unescaped in a text
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, 1):
+        try:
+            entry = json.loads(line)
+            json.loads(entry["response"])  # the stored reply must parse, as `get` parses it
+            row = tuple(entry[c] for c in COLUMNS)
+        except (ValueError, TypeError, KeyError) as err:
+            raise BadDump(
+                f"{path} line {number}: not a cache entry (needs {', '.join(COLUMNS)}; "
+                f"{type(err).__name__}: {err})"
+            ) from None
+        if not (isinstance(row[0], str) and len(row[0]) == 64 and isinstance(row[4], str)):
+            raise BadDump(f"{path} line {number}: key must be a sha256 hex, response a JSON text")
+        rows.append(row)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.models.cache",
+        description="Carry response-cache entries between machines, so a run resumed on "
+        "another one pays nothing twice.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="write the cache's entries to a gzipped dump")
+    ex.add_argument("out", type=Path)
+    ex.add_argument(
+        "--since", help="only entries made at or after this time (ISO 8601, e.g. 2026-12-04T09:00)"
+    )
+    im = sub.add_parser("import", help="add the entries of dumps (never replacing an entry)")
+    im.add_argument("dumps", type=Path, nargs="+")
+    for q in (ex, im):
+        q.add_argument("--cache", type=Path, default=Path("runs/cache.sqlite"))
+    args = p.parse_args(argv)
+    if args.command == "export":
+        if not args.cache.exists():
+            print(f"cache: {args.cache}: no such cache (--cache names one)", file=sys.stderr)
+            return 2
+        try:
+            since = datetime.fromisoformat(args.since).timestamp() if args.since else None
+        except ValueError:
+            print(f"cache: --since {args.since!r} is not an ISO 8601 time", file=sys.stderr)
+            return 2
+        with ResponseCache(args.cache) as cache:
+            n = cache.dump(args.out, since=since)
+        print(f"wrote {n} entries to {args.out} ({args.out.stat().st_size:,} bytes)")
+        return 0
+    with ResponseCache(args.cache) as cache:
+        for dump in args.dumps:
+            try:
+                added, present = cache.load(dump)
+            except BadDump as err:
+                print(f"cache: {err}; nothing of it was added", file=sys.stderr)
+                return 2
+            print(f"{dump}: {added} entries added to {args.cache}, {present} already there")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
