@@ -295,6 +295,8 @@ def test_a_resumed_run_reports_what_its_earlier_attempts_paid(tmp_path: Path) ->
     log = run_dir(root) / "attempts.jsonl"
     attempts = [json.loads(line) for line in log.read_text().splitlines()]
     assert [a["outcome"] for a in attempts] == ["stopped", "stopped", "completed"]
+    # each attempt names its machine (a resumed run may span machine kinds)
+    assert all(a["machine"]["cores"] == os.cpu_count() and "cpu" in a["machine"] for a in attempts)
     summary = json.loads((run_dir(root) / "summary.json").read_text())
     earlier = summary["earlier_attempts"]
     assert (earlier["n"], earlier["stopped"]) == (2, 2)

@@ -32,7 +32,7 @@ from benchmarks.models.server import ServerStartError
 from benchmarks.models.usage import UsageMeter
 from benchmarks.results.loader import is_scripted
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
-from benchmarks.runner.runs import RunFolder, RunFolderInUse, manifest
+from benchmarks.runner.runs import RunFolder, RunFolderInUse, machine, manifest
 from benchmarks.runner.settings import SettingError, check_settings
 from benchmarks.runner.stack import ConfigError
 from benchmarks.runner.types import InputError
@@ -307,11 +307,14 @@ def check_same_prompts(folder: Path, before: dict[str, str] | None, now: dict[st
 
 
 def attempt_record(outcome: str, wall: float, meter: UsageMeter, **extra: str) -> dict[str, Any]:
-    """One line of a run folder's attempts.jsonl: how the attempt ended and what it paid."""
+    """One line of a run folder's attempts.jsonl: how the attempt ended, what it paid, and the
+    machine it ran on (a run resumed elsewhere, from a cache dump, spans machine kinds whose
+    replies can differ; the manifest names only the first)."""
     return {
         "outcome": outcome,
         **extra,
         "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
         "wall_s": round(wall, 2),
         "usage": meter.to_dict(),
         "cost": meter.summary_line(),
