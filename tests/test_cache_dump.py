@@ -66,6 +66,9 @@ def test_since_keeps_only_the_newer_entries(tmp_path: Path) -> None:
         cut = time.time()
         c.put("b" * 64, 2, kind="chat", model="m")
         assert c.dump(tmp_path / "d.jsonl.gz", since=cut) == 1
+        c.put("e" * 64, [0.5], kind="embedding", model="e")
+        assert c.dump(tmp_path / "k.jsonl.gz", kinds=["chat"]) == 2
+        assert c.dump(tmp_path / "k.jsonl.gz", kinds=["embedding", "tokenize"]) == 1
     lines = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).decode().splitlines()
     assert [json.loads(line)["key"] for line in lines] == ["b" * 64]
 
@@ -122,7 +125,14 @@ def test_the_command_line_round_trip(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-m", "benchmarks.models.cache", *args],
                               capture_output=True, text=True, timeout=60)  # fmt: skip
 
-    out = cli("export", str(tmp_path / "d.jsonl.gz"), "--cache", str(tmp_path / "c.sqlite"))
+    out = cli(
+        "export",
+        str(tmp_path / "d.jsonl.gz"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
+        "--kind",
+        "chat",
+    )
     assert out.returncode == 0 and out.stdout.startswith("wrote 1 entries to"), out.stderr
     out = cli("import", str(tmp_path / "d.jsonl.gz"), "--cache", str(tmp_path / "n.sqlite"))
     assert out.returncode == 0 and "1 entries added" in out.stdout, out.stderr

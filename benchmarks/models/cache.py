@@ -11,7 +11,7 @@ can drop the last few commits, which a rerun simply pays again.
 A cache lives on one machine. To resume a long run on another (a fresh machine, a cluster
 node), its entries travel as a dump: gzipped JSON lines, one entry each, byte-stable.
 
-    python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since 2026-12-04T09:00]
+    python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since 2026-12-04T09:00] [--kind chat]
     python -m benchmarks.models.cache import results/cache/*.jsonl.gz
 
 An imported entry never replaces one the cache already holds. Replies depend on the machine
@@ -145,16 +145,31 @@ class ResponseCache:
         path = None if self.path is None else str(self.path)
         return {"path": path, "hits": self.hits, "misses": self.misses, "entries": len(self)}
 
-    def dump(self, out: str | os.PathLike[str], *, since: float | None = None) -> int:
-        """Write the entries (those created at or after `since`, a unix time) to `out` as
-        gzipped JSON lines in key order (mtime 0: the same entries give the same bytes), the
-        stored request and response texts as they are; how many were written."""
+    def dump(
+        self,
+        out: str | os.PathLike[str],
+        *,
+        since: float | None = None,
+        kinds: Sequence[str] | None = None,
+    ) -> int:
+        """Write the entries (those created at or after `since`, a unix time; of `kinds` only,
+        e.g. ["chat"]: the calls that cost minutes, where embeddings cost milliseconds) to
+        `out` as gzipped JSON lines in key order (mtime 0: the same entries give the same
+        bytes), the stored request and response texts as they are; how many were written."""
         if self._db is None:
             raise ValueError("a disabled cache has nothing to dump")
-        where, args = ("WHERE created >= ?", (since,)) if since is not None else ("", ())
+        where, args = ["1"], []
+        if since is not None:
+            where.append("created >= ?")
+            args.append(since)
+        if kinds:
+            where.append(f"kind IN ({', '.join('?' * len(kinds))})")
+            args.extend(kinds)
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM responses {where} ORDER BY key", args
+                f"SELECT {', '.join(COLUMNS)} FROM responses WHERE {' AND '.join(where)} "
+                "ORDER BY key",
+                args,
             ).fetchall()
         text = "".join(canonical_json(dict(zip(COLUMNS, r, strict=True))) + "\n" for r in rows)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -241,6 +256,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument(
         "--since", help="only entries made at or after this time (ISO 8601, e.g. 2026-12-04T09:00)"
     )
+    ex.add_argument(
+        "--kind",
+        action="append",
+        choices=("chat", "embedding", "tokenize"),
+        help="only entries of this kind (repeatable; default: all)",
+    )
     im = sub.add_parser("import", help="add the entries of dumps (never replacing an entry)")
     im.add_argument("dumps", type=Path, nargs="+")
     for q in (ex, im):
@@ -256,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cache: --since {args.since!r} is not an ISO 8601 time", file=sys.stderr)
             return 2
         with ResponseCache(args.cache) as cache:
-            n = cache.dump(args.out, since=since)
+            n = cache.dump(args.out, since=since, kinds=args.kind)
         print(f"wrote {n} entries to {args.out} ({args.out.stat().st_size:,} bytes)")
         return 0
     with ResponseCache(args.cache) as cache:
