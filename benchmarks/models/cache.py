@@ -11,7 +11,7 @@ can drop the last few commits, which a rerun simply pays again.
 A cache lives on one machine. To resume a long run on another (a fresh machine, a cluster
 node), its entries travel as a dump: gzipped JSON lines, one entry each, byte-stable.
 
-    python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since 2026-12-04T09:00] [--kind chat]
+    python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since T] [--kind chat]
     python -m benchmarks.models.cache import results/cache/*.jsonl.gz
 
 An imported entry never replaces one the cache already holds. Replies depend on the machine
