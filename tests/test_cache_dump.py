@@ -73,12 +73,23 @@ def test_since_keeps_only_the_newer_entries(tmp_path: Path) -> None:
     assert [json.loads(line)["key"] for line in lines] == ["b" * 64]
 
 
+def _entry(**change: object) -> bytes:
+    """A gzipped dump of one entry, good but for `change`."""
+    entry = {"key": "f" * 64, "kind": "chat", "model": "m", "request": None, "response": "1",
+             "created": 0.0, **change}  # fmt: skip
+    return gzip.compress(json.dumps(entry).encode() + b"\n")
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [
         (b"not gzip at all", "not a gzipped cache dump"),
         (gzip.compress(b'{"key": "x"}\n'), "line 1: not a cache entry (needs key, kind, model"),
         (gzip.compress(b"[1, 2]\n"), "line 1: not a cache entry"),
+        (_entry(key="g" * 64), "line 1: key must be a sha256 hex digest"),
+        (_entry(kind=None), "line 1: kind, model and response must be texts"),
+        (_entry(request={"body": 1}), "line 1: request must be a JSON text or null"),
+        (_entry(created="now"), "line 1: created must be a unix time"),
         (
             gzip.compress(
                 json.dumps(
@@ -109,6 +120,9 @@ def test_a_bad_dump_adds_nothing_and_says_which_line(tmp_path: Path, content: by
         with pytest.raises(BadDump, match=says.replace("(", r"\(")):
             c.load(bad)
         assert len(c) == 0
+        c.put("e" * 64, 1, kind="chat", model="m")  # the cache still takes writes, and keeps them
+    with ResponseCache(tmp_path / "c.sqlite") as c:
+        assert c.get("e" * 64) == 1 and len(c) == 1
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.models.cache", "import", str(bad), "--cache",
          str(tmp_path / "c.sqlite")], capture_output=True, text=True, timeout=60,

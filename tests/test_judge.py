@@ -385,3 +385,13 @@ def test_the_class_store_reloads_a_reply_holding_a_unicode_line_separator(tmp_pa
     jm.ClassStore(tmp_path / "classes.jsonl").put("q1", "judge@r", "knowledge-update", reply)
     again = jm.ClassStore(tmp_path / "classes.jsonl").get("q1", "judge@r")
     assert again is not None and again["reply"] == reply
+
+
+def test_the_class_oracle_gate_reads_a_store_whose_reply_holds_a_line_separator(
+    tmp_path: Path,
+) -> None:
+    from baselines.pmem_arms.turns import read_classes
+
+    store = jm.ClassStore(tmp_path / "classes.jsonl")
+    store.put("q1", "judge@r", "superseded", "superseded\u2028(the fact changed)")
+    assert read_classes(tmp_path / "classes.jsonl") == {"q1": "superseded"}

@@ -243,3 +243,20 @@ def test_a_record_holding_a_unicode_line_separator_is_read_whole(tmp_path: Path)
 
 def _pack_like_the_export(path: Path) -> None:
     path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+
+
+def test_a_tables_columns_hold_no_folder_of_the_machine(tmp_path: Path) -> None:
+    """A benchmark setting that is an absolute path (the single-revision rewrites file) shows
+    by its file name, as the data file does: a committed csv is the same on every machine."""
+    runs = tmp_path / "runs"
+    fake_run(runs, "a", arm="pmem_commit", L=1, cases=20, correct=20)
+    manifest_file = runs / "table6" / "a" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["config"]["benchmark"].update(
+        rewrites="/work/main/results/alfworld/single_revision_local.jsonl",
+        path="/data/alfworld/cases.jsonl",
+    )
+    manifest_file.write_text(json.dumps(manifest))
+    row = load_summaries(runs).iloc[0]
+    assert row["rewrites"] == "single_revision_local.jsonl" and row["data"] == "cases.jsonl"
+    assert "path" not in row.index and row["folder"] == str(runs / "table6" / "a")

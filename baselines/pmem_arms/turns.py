@@ -401,7 +401,7 @@ def read_classes(path: Path, judge: str | None = None) -> dict[str, str | None]:
         )
     sha = prompt_sha256(CLASS_TEMPLATE)
     rows: dict[str, dict[str, Any]] = {}  # (id) -> {judge: class}; a later row wins
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # \n only, as JSON lines end
         if not line.strip():
             continue
         row = json.loads(line)

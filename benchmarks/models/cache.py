@@ -26,12 +26,13 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -182,14 +183,19 @@ class ResponseCache:
         (added, already here)."""
         if self._db is None:
             raise ValueError("a disabled cache cannot load a dump")
-        rows = list(_read_dump(Path(source)))
+        rows = _read_dump(Path(source))
+        insert = (
+            f"INSERT INTO responses ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(key) DO NOTHING"  # a held key keeps its reply; any other error raises
+        )
         with self._lock:
             before = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
             self._db.execute("BEGIN")
-            self._db.executemany(
-                f"INSERT OR IGNORE INTO responses ({', '.join(COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            try:
+                self._db.executemany(insert, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")  # all or nothing; the connection stays usable
+                raise
             self._db.execute("COMMIT")
             added = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]) - before
         return added, len(rows) - added
@@ -215,6 +221,20 @@ class BadDump(ValueError):
     """A file that is not a cache dump (or a damaged one); the message names the line."""
 
 
+def _entry_problem(row: tuple[Any, ...]) -> str | None:
+    """Why a dump's entry cannot go into the table as it is (None: it can)."""
+    key, kind, model, request, response, created = row
+    if not (isinstance(key, str) and re.fullmatch("[0-9a-f]{64}", key)):
+        return f"key must be a sha256 hex digest, not {key!r}"
+    if not (isinstance(kind, str) and isinstance(model, str) and isinstance(response, str)):
+        return "kind, model and response must be texts"
+    if request is not None and not isinstance(request, str):
+        return "request must be a JSON text or null"
+    if isinstance(created, bool) or not isinstance(created, int | float):
+        return "created must be a unix time"
+    return None
+
+
 def _read_dump(path: Path) -> list[tuple[Any, ...]]:
     try:
         text = gzip.decompress(path.read_bytes()).decode("utf-8")
@@ -238,10 +258,16 @@ def _read_dump(path: Path) -> list[tuple[Any, ...]]:
                 f"{path} line {number}: not a cache entry (needs {', '.join(COLUMNS)}; "
                 f"{type(err).__name__}: {err})"
             ) from None
-        if not (isinstance(row[0], str) and len(row[0]) == 64 and isinstance(row[4], str)):
-            raise BadDump(f"{path} line {number}: key must be a sha256 hex, response a JSON text")
+        if problem := _entry_problem(row):
+            raise BadDump(f"{path} line {number}: {problem}")
         rows.append(row)
     return rows
+
+
+def _utc(text: str) -> float:
+    """An ISO 8601 time as a unix time; one with no zone is UTC (as manifests record times)."""
+    moment = datetime.fromisoformat(text)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -254,7 +280,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex = sub.add_parser("export", help="write the cache's entries to a gzipped dump")
     ex.add_argument("out", type=Path)
     ex.add_argument(
-        "--since", help="only entries made at or after this time (ISO 8601, e.g. 2026-12-04T09:00)"
+        "--since",
+        help="only entries made at or after this time (ISO 8601; no zone: UTC), e.g. "
+        "2026-12-04T09:00",
     )
     ex.add_argument(
         "--kind",
@@ -265,14 +293,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     im = sub.add_parser("import", help="add the entries of dumps (never replacing an entry)")
     im.add_argument("dumps", type=Path, nargs="+")
     for q in (ex, im):
-        q.add_argument("--cache", type=Path, default=Path("runs/cache.sqlite"))
+        q.add_argument(
+            "--cache",
+            type=Path,
+            default=Path("runs/cache.sqlite"),
+            help="the cache file (run.cache; Table 11's runs use runs/table11/cache.sqlite)",
+        )
     args = p.parse_args(argv)
     if args.command == "export":
         if not args.cache.exists():
             print(f"cache: {args.cache}: no such cache (--cache names one)", file=sys.stderr)
             return 2
         try:
-            since = datetime.fromisoformat(args.since).timestamp() if args.since else None
+            since = _utc(args.since) if args.since else None
         except ValueError:
             print(f"cache: --since {args.since!r} is not an ISO 8601 time", file=sys.stderr)
             return 2

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from math import nan as NAN
 from pathlib import Path
 from typing import Any
 
@@ -221,9 +222,11 @@ def history_costs(run: Path) -> pd.DataFrame:
         usage = data.get("usage", {})
         writer, embedder = usage.get("writer", {}), usage.get("embedder", {})
         folder = ingest.parent
-        store = sum(f.stat().st_size for f in folder.iterdir() if f.name.startswith("store.sqlite"))
+        # the store's files; an export carries none (NaN: unknown, not an empty store)
+        stores = [f.stat().st_size for f in folder.iterdir() if f.name.startswith("store.sqlite")]
         meta = folder / "state.json"
         index = folder / "cells.npy"
+        store = sum(stores) + (meta.stat().st_size if meta.exists() else 0) if stores else NAN
         rows.append(
             {
                 "snapshot": folder.name,
@@ -234,8 +237,8 @@ def history_costs(run: Path) -> pd.DataFrame:
                 "embed_cached": embedder.get("cache_hits", 0),
                 "embed_tokens": embedder.get("prompt_tokens", 0),
                 "wall_s": data.get("wall_s", 0.0),
-                "store_bytes": store + (meta.stat().st_size if meta.exists() else 0),
-                "index_bytes": index.stat().st_size if index.exists() else 0,
+                "store_bytes": store,
+                "index_bytes": index.stat().st_size if index.exists() else (0 if stores else NAN),
             }
         )
     return pd.DataFrame(rows)

@@ -18,6 +18,13 @@ from benchmarks.reports.frame import Builder, header, history_costs
 from benchmarks.reports.longmemeval_common import questions
 
 
+def _megabytes(sizes: pd.Series, what: str = "") -> str:
+    """Mean size in MB; "–" when the files were not there to measure (an exported run)."""
+    if sizes.isna().any():
+        return "–"
+    return f"{sizes.mean() / 1e6:.2f} MB" + (f" {what}" if what else "")
+
+
 def _cost_column(r: pd.Series, c: pd.DataFrame) -> dict[str, str]:
     """Table 11's rows for one paying run: means per history."""
     committed = r.get("meta.committed", float("nan"))
@@ -31,8 +38,8 @@ def _cost_column(r: pd.Series, c: pd.DataFrame) -> dict[str, str]:
         "Ingestion wall time": f"{c['wall_s'].mean():.1f} s",
         "Committed facts": f"{committed:.0f}",
         "Materialized cells": f"{keys:.0f}",
-        "Fact store": f"{c['store_bytes'].mean() / 1e6:.2f} MB (SQLite log + state.json)",
-        "Embedding index (fp32)": f"{c['index_bytes'].mean() / 1e6:.2f} MB",
+        "Fact store": _megabytes(c["store_bytes"], "(SQLite log + state.json)"),
+        "Embedding index (fp32)": _megabytes(c["index_bytes"]),
     }
 
 

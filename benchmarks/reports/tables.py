@@ -97,8 +97,8 @@ TABLES: dict[str, Builder] = {
 
 
 #: the columns that say which cell of a table a row is (those of them a table's csv has): the
-#: frame's cell keys, and LongMemEval's reading settings. The data file is `data` (its name):
-#: `path` is the run's folder in some frames, the data file in others.
+#: frame's cell keys, and LongMemEval's reading settings. The data file is `data` (its name;
+#: the run's folder, `folder`, is never in a table).
 ROW_AXES = (*CELL_KEYS, "variant", "reading", "keys")
 
 
@@ -251,8 +251,6 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 build(name, runs, Path(scratch), profile=profile)
         except NoRuns as err:
             return False, str(err)
-        except (OSError, KeyError) as err:  # a record the builder reads is not in the export
-            return False, f"cannot be rebuilt from {runs}: {type(err).__name__}: {err}"
         except WouldDropRows as err:
             rows = len(pd.read_csv(committed / f"{name}.csv"))
             shown = "; ".join(err.lost[:2]) + ("; …" if len(err.lost) > 2 else "")
@@ -260,18 +258,23 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 False,
                 f"{len(err.lost)} of {rows} committed row(s) have no run under {runs}: {shown}",
             )
+        except Exception as err:  # a record a builder reads is missing or damaged: say so, go on
+            return False, f"cannot be rebuilt from {runs}: {type(err).__name__}: {err}"
         for suffix in (".md", ".csv"):
-            theirs = committed / f"{name}{suffix}"
-            old = theirs.read_text().splitlines() if theirs.exists() else []
-            new = (rebuilt / f"{name}{suffix}").read_text().splitlines()
-            if old != new:
-                at = _first_difference(old, new)
-                a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
-                col = _first_difference(list(a), list(b))
-                return False, (
-                    f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
-                    f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r}"
-                )
+            theirs, ours = committed / f"{name}{suffix}", rebuilt / f"{name}{suffix}"
+            if theirs.exists() and theirs.read_bytes() == ours.read_bytes():
+                continue
+            old = theirs.read_text().split("\n") if theirs.exists() else []
+            new = ours.read_text().split("\n")
+            if old == new:  # the same lines: the bytes differ in line ends or encoding
+                return False, f"{theirs} differs from what {runs} builds in its bytes only"
+            at = _first_difference(old, new)
+            a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
+            col = _first_difference(list(a), list(b))
+            return False, (
+                f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
+                f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r}"
+            )
     runs_used = sum(1 for _ in (runs / name).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / name}"
 
@@ -302,7 +305,9 @@ NOT_FROM_RECORDS = {
 def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str, tuple[bool, str]]:
     """`check` for every committed table, one line each on stdout; a table no builder here
     makes from run records is named as not backed, with what makes it."""
-    done = {}
+    done: dict[str, tuple[bool, str]] = {}
+    if not any((out / "tables").glob("*.md")):
+        print(f"no committed tables under {out / 'tables'}: nothing to check")
     for md in sorted((out / "tables").glob("*.md")):
         name = md.stem
         if name in TABLES:

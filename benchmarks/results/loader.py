@@ -143,6 +143,12 @@ def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
     return out
 
 
+def _portable(value: Any) -> Any:
+    """A benchmark setting as a table shows it: an absolute path (a folder of the machine the
+    run was made on) by its file name, as `data` shows `benchmark.path`."""
+    return Path(value).name if isinstance(value, str) and value.startswith("/") else value
+
+
 def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     cfg = manifest["config"]
     return {
@@ -150,7 +156,7 @@ def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dic
         "run": folder.name,
         "arm": arm_key(cfg),
         "benchmark": cfg["benchmark"]["name"],
-        **{k: v for k, v in cfg["benchmark"].items() if k not in (*BENCH_META, "path")},
+        **{k: _portable(v) for k, v in cfg["benchmark"].items() if k not in (*BENCH_META, "path")},
         # the data file a run read (`benchmark.path`, by its name: the path is this machine's;
         # None: the benchmark's default): runs on two files are two results, never one
         # superseding the other
