@@ -437,3 +437,18 @@ def test_a_bare_asyncio_run_closes_its_pools(server: ScriptedServer) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
     assert "Unclosed" not in done.stderr, done.stderr
+
+
+def test_a_prompt_longer_than_the_window_names_the_config_key_that_widens_it() -> None:
+    """llama.cpp answers HTTP 400 "exceeds the available context size"; the error says which
+    role's window and the config key (the longmemeval_local judge stopped on this, saying only
+    "try increasing it")."""
+    with ScriptedServer(models=["chat"], faults={1: "context"}) as server:
+        judge = ChatModel(Endpoint(server.base_url, "chat", max_retries=3), "judge")
+        with pytest.raises(ModelConfigError) as caught:
+            run_sync(judge.complete("classify this long evidence"))
+        assert server.count() == 1, "a configuration error is never retried"
+    message = str(caught.value)
+    assert caught.value.status == 400 and "exceeds the available context size" in message
+    assert "the judge's prompt is longer than the server's context window" in message
+    assert "judge.server.ctx=16384" in message

@@ -2,7 +2,8 @@
 
 It answers chat completions from scripted rules, embeddings from word hashes, llama.cpp-style
 (or vLLM-style) `/tokenize`, and injects faults on request: HTTP 500 and 429, replies slower
-than the client's timeout, and 200s with a broken JSON body. Which request gets which fault
+than the client's timeout, 200s with a broken JSON body, and llama.cpp's HTTP 400 for a prompt
+longer than its window (`context`, only on request). Which request gets which fault
 depends only on the seed and the request's number, so a fault run is repeatable. It counts
 every request (total, per endpoint, faults injected, peak concurrency) so tests can assert
 "zero HTTP calls" or "the retries equal the faults".
@@ -62,7 +63,7 @@ Messages = list[dict[str, Any]]
 # [regex, reply] pairs and {rule: name, pattern: regex} entries (see scripted_rules), or a callable
 Rules = Sequence[Any] | Callable[[Messages], str] | None
 
-FAULTS = ("500", "429", "timeout", "malformed")
+FAULTS = ("500", "429", "timeout", "malformed", "context")
 # Endpoints that can be slowed down or faulted; GET /health and /v1/models never are, so
 # start-up and probes stay quick and honest.
 _MODEL_PATHS = ("/chat/completions", "/embeddings", "/tokenize")
@@ -321,6 +322,9 @@ class ScriptedServer(ManagedServer):
             return reply
         if fault == "malformed":
             return Reply(200, _MALFORMED)
+        if fault == "context":  # llama.cpp's reply to a prompt longer than its window
+            message = "request (4464 tokens) exceeds the available context size (4096 tokens)"
+            return _error(400, f"{message}, try increasing it", "exceed_context_size_error")
         return None  # "timeout": the normal reply, sent `timeout_sleep_s` late
 
     def _handle(self, path: str, body: dict[str, Any]) -> Reply:
