@@ -187,10 +187,12 @@ def bench(root: Path, server: ScriptedServer, *overrides: str) -> list[Path]:
 
 
 def _bench(
-    root: Path, server: ScriptedServer, *overrides: str, data: Path | None = None
+    root: Path, server: ScriptedServer, *overrides: str, data: Path | str | None = None
 ) -> list[Path]:
     """Run pmem-bench (several arms in one process with `-m`); the run folders it reports.
-    `data`: the file to read (the workspace's `data.json` unless given)."""
+    `data`: the file to read (the workspace's `data.json` unless given; "default": none named,
+    `benchmark.path=null`, so the benchmark reads its shipped file)."""
+    path = "null" if data == "default" else (data or root / "data.json")
     cmd = [
         sys.executable,
         "-m",
@@ -199,7 +201,7 @@ def _bench(
         f"run.root={root / 'runs'}",
         "run.progress=false",
         "run.episode_concurrency=8",
-        f"benchmark.path={data or root / 'data.json'}",
+        f"benchmark.path={path}",
         "llm=openai",
         "llm.model=scripted",
         f"llm.base_url={server.base_url}",
@@ -472,10 +474,10 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     """Runs of one arm on two files are two results (the file is part of the cell), and the
     every-instance section sums them per arm with n, the types and the files it covers."""
     s, _ = server
-    (tmp_path / "data.json").write_text(DATA_FILE.read_text())
     oracle, _ = EXTRA_FILES["oracle"]
     arms = "arm=no_memory,pmem_turns"
-    _bench(tmp_path, s, "-m", "experiment=longmemeval_local", arms)
+    # the shipped file as the script reads it: by default, no path named (`data` is empty)
+    _bench(tmp_path, s, "-m", "experiment=longmemeval_local", arms, data="default")
     _bench(tmp_path, s, "-m", "experiment=longmemeval_local", arms, "benchmark.variant=oracle",
            data=oracle)  # fmt: skip
     md = tables_longmemeval.build(
@@ -487,7 +489,7 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
         1:
     ] == ["no_memory", "pmem_turns"]  # one row each: the oracle file's runs are not in it
     row = table_row(every, "pmem_turns")
-    assert row["n"] == "9" and row["files"] == f"data.json, {oracle.name}"
+    assert row["n"] == "9" and row["files"] == f"{oracle.name}, {DATA_FILE.name}"
     assert row["single-session-user"].endswith("/1") and row["temporal-reasoning"].endswith("/3")
     assert row["multi-session"].endswith("/3") and row["abstention"].endswith("/1")
     judged = sum(int(row[t].split("/")[0]) for t in row if t in OFFICIAL_TYPES)

@@ -109,7 +109,10 @@ def every_instance(df: pd.DataFrame, runs: Path) -> str:
     labels = {run: _arm_label(r["arm"], r.get("sessions")) for run, r in by_run.iterrows()}
     q = q.assign(
         arm=q["run"].map(labels),
-        file=q["run"].map(by_run["data"].map(lambda d: d or DATA_FILE.name)),
+        # the data file's name; none named (NaN in a frame mixing files): the shipped default
+        file=q["run"].map(
+            by_run["data"].map(lambda d: d if isinstance(d, str) else DATA_FILE.name)
+        ),
         type=q["question_meta"].map(lambda m: (m or {}).get("question_type")),
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
