@@ -12,8 +12,10 @@
 #   ARMS="mem0 hipporag" SESSIONS=8 scripts/longmemeval_local.sh
 set -euo pipefail
 BENCH=${BENCH:-.venv/bin/pmem-bench}
-# a 16k window for the five-session and long-context reads (the local profile's default is 4k)
-E="experiment=longmemeval_local llm.server.ctx=16384${SESSIONS:+ benchmark.sessions=$SESSIONS}"
+# a 16k window for the five-session and long-context reads (the local profile's default is 4k),
+# and for the judge's B.1 class prompt, which quotes the evidence sessions (4.5k tokens on an
+# oracle instance); with the same window the reader and the judge share one server
+E="experiment=longmemeval_local llm.server.ctx=16384 judge.server.ctx=16384${SESSIONS:+ benchmark.sessions=$SESSIONS}"
 CLASSES=arm.classes=results/longmemeval_local/classes.jsonl
 declare -A RUN=(
   [no_memory]="arm=no_memory"

@@ -259,8 +259,8 @@ class ScriptedServer(ManagedServer):
             return None
         draw = random.Random(f"{self.seed}:{n}").random()
         edge = 0.0
-        for fault in FAULTS:
-            edge += self.probabilities[fault]
+        for fault, p in self.probabilities.items():  # in FAULTS order; `context` only on request
+            edge += p
             if draw < edge:
                 return fault
         return None
