@@ -306,9 +306,10 @@ def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str,
     """`check` for every committed table, one line each on stdout; a table no builder here
     makes from run records is named as not backed, with what makes it."""
     done: dict[str, tuple[bool, str]] = {}
-    if not any((out / "tables").glob("*.md")):
+    committed = sorted((out / "tables").glob("*.md"))
+    if not committed:
         print(f"no committed tables under {out / 'tables'}: nothing to check")
-    for md in sorted((out / "tables").glob("*.md")):
+    for md in committed:
         name = md.stem
         if name in TABLES:
             done[name] = check(name, runs, out, profile=profile)
