@@ -17,10 +17,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.reports.html import build, main
 from benchmarks.reports.report.cells import cells_for, count_from_rate
 from benchmarks.reports.report.markdown import inline, parse
+from benchmarks.reports.report.page import fit_budget
 from benchmarks.reports.verdict import acceptance_interval, as_probability, verdict
 from benchmarks.stats import binomial_ci
 from tests.bench import pmem_bench
@@ -343,3 +346,60 @@ def test_live_paper_runs_rebuild_their_table(dry_runs: Path, tmp_path: Path) -> 
     assert page.sections["table6"]["data-verdicts"] == "1"
     assert 'alt="table6.png"' in text and "rebuilt from" in text
     assert not (RESULTS / "tables" / "table6.md").read_text().count("stand-in")  # untouched
+
+
+# -- the drill-down's size budget -----------------------------------------------------------------
+
+run_sizes = st.lists(st.lists(st.integers(1, 5_000), max_size=8), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(run_sizes, st.integers(0, 40_000), st.integers(0, 10_000))
+def test_the_budget_fills_runs_of_small_samples_first(
+    sizes: list[list[int]], budget: int, more: int
+) -> None:
+    shown = fit_budget(sizes, budget)
+    assert [min(1, len(s)) <= k <= len(s) for s, k in zip(sizes, shown, strict=True)] == [
+        True
+    ] * len(sizes)
+    totals = [sum(s[:k]) for s, k in zip(sizes, shown, strict=True)]
+    if sum(map(sum, sizes)) <= budget:
+        assert shown == [len(s) for s in sizes]
+    # within the budget, unless every run is down to the one sample it always shows
+    assert sum(totals) <= budget or all(k <= 1 for k in shown)
+    for s, k in zip(sizes, shown, strict=True):
+        if k < len(s):  # a cut run: no other run shows more than its cut point, one sample aside
+            cut = sum(s[: k + 1])
+            assert all(t < cut or k2 == 1 for t, k2 in zip(totals, shown, strict=True))
+    # a larger budget never shows fewer samples of any run
+    assert all(a <= b for a, b in zip(shown, fit_budget(sizes, budget + more), strict=True))
+    assert fit_budget(sizes, None) == [len(s) for s in sizes]
+
+
+def test_the_drill_down_keeps_to_its_budget(dry_runs: Path, tmp_path: Path) -> None:
+    """Over the committed exports (8 MB of samples): the samples shown keep to the budget, every
+    run still shows one, a cut run says how many of how many, and the dry runs' small samples
+    stay whole."""
+    full, small = tmp_path / "full.html", tmp_path / "small.html"
+    build(dry_runs, RESULTS, full, samples_bytes=None)
+    args = ["--runs", str(dry_runs), "--results", str(RESULTS), "--out", str(small)]
+    assert main([*args, "--samples-mib", "2"]) == 0
+    texts = [p.read_text() for p in (full, small)]
+    sample_bytes = [
+        sum(len(m.encode()) for m in re.findall(r'<details class="sample".*?</details>', t, re.S))
+        for t in texts
+    ]
+    assert sample_bytes[1] <= 2 * 1024 * 1024 < sample_bytes[0]
+    runs = [Page(t).samples for t in texts]
+    assert {(e, r) for e, r, _ in runs[0]} == {(e, r) for e, r, _ in runs[1]}
+    assert len(runs[1]) < len(runs[0])
+    assert "questions shown (wrong answers first, within the page's size budget)" in texts[1]
+    dry = {(e, r, i) for e, r, i in runs[0] if (dry_runs / e / r).is_dir()}
+    assert dry and dry <= set(runs[1])
+
+
+def test_a_bad_budget_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["--samples-mib", "-1"])
+    assert e.value.code == 2
+    assert "--samples-mib: '-1': a size in MiB, 0 or more" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """The reproduction report: one self-contained HTML page of every table, ours beside the paper's.
 
     python -m benchmarks.reports.html [--runs runs] [--results results] \
-        [--out results/report.html] [--samples-per-run 40]
+        [--out results/report.html] [--samples-per-run 40] [--samples-mib 2]
 
 Every table (Tables 6, 6-single, 7, 8, the conflict probe, Appendix F, the LongMemEval tables,
 haystack growth) with our cells beside the paper's; for each cell with our k of n and a paper
@@ -9,7 +9,9 @@ figure, our accuracy with its 95% Wilson interval and a verdict, inside or outsi
 figure's central 95% binomial interval at our n (benchmarks/reports/verdict.py); the figures;
 each run's manifest (models, revisions, package versions, data hashes, git commit); and a
 per-sample drill-down (question, gold, prediction, scores, the context the arm built, the
-reader's messages and reply).
+reader's messages and reply), wrong answers first, within a size budget for the drill-down
+(`--samples-mib`: runs of small samples show them all, the heaviest share what is left;
+every sample stays in its run's log).
 
 Why this exists: a table says what we measured; a reader deciding whether the paper reproduces
 needs the comparison computed rather than eyeballed, and needs to open any cell down to what the
@@ -46,6 +48,10 @@ from benchmarks.results import NoRuns, load_runs, load_summaries
 __all__ = ["Report", "build", "main"]
 
 TITLE = "P-Mem reproduction report"
+MIB = 1024 * 1024
+# The drill-down's share of the page: the committed page must stay small enough to keep in git
+# and to open in a browser, however many runs are exported (9 MB without a budget, Dec 2026).
+SAMPLES_BYTES = 2 * MIB
 
 
 def _experiment_order(name: str) -> tuple[int, str]:
@@ -58,9 +64,15 @@ class Report:
     committed exports under results/runs/ for runs not also live)."""
 
     def __init__(
-        self, runs: Path, results: Path, samples_per_run: int = 40, profile: str | None = None
+        self,
+        runs: Path,
+        results: Path,
+        samples_per_run: int = 40,
+        profile: str | None = None,
+        samples_bytes: int | None = SAMPLES_BYTES,
     ) -> None:
         self.runs, self.results, self.limit = runs, results, samples_per_run
+        self.budget = samples_bytes
         self.sections, self.missing, self.other = gather(runs, results, profile)
         self.manifests: list[tuple[str, str, dict[str, Any], str]] = []
         self.samples: list[tuple[str, str, pd.DataFrame, list[str], str]] = []
@@ -145,11 +157,19 @@ class Report:
             '<section id="samples"><h2>Samples</h2><p>Per run, per question: the question, gold '
             "and prediction, every scorer's verdict, the context the arm built and the memory "
             "entries it read, and each model call with the messages as sent and the raw reply. "
-            f"Up to {self.limit} questions per run, wrong answers first.</p>"
-            f"{samples_html(self.samples, self.limit)}</section>"
+            f"Up to {self.limit} questions per run, wrong answers first{self._budget_text()}."
+            f"</p>{samples_html(self.samples, self.limit, self.budget)}</section>"
         )
         parts.append(METHOD)
         return document(TITLE, self._head(), toc, "\n".join(parts))
+
+    def _budget_text(self) -> str:
+        if self.budget is None:
+            return ""
+        return (
+            f", within {self.budget / MIB:g} MiB for the whole drill-down (runs of small "
+            "samples show them all; the heaviest runs share what is left)"
+        )
 
     def _head(self) -> str:
         cells = [c for s in self.sections for c in s.cells]
@@ -205,12 +225,23 @@ def build(
     out: Path,
     samples_per_run: int = 40,
     profile: str | None = None,
+    samples_bytes: int | None = SAMPLES_BYTES,
 ) -> Report:
     """Gather everything and write the page to `out`; the report (for its summary)."""
-    report = Report(runs, results, samples_per_run, profile)
+    report = Report(runs, results, samples_per_run, profile, samples_bytes)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report.html(), encoding="utf-8")
     return report
+
+
+def _mib(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a size in MiB, 0 or more (0: no limit)")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,9 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=Path("results"), help="committed results")
     p.add_argument("--out", type=Path, default=Path("results/report.html"))
     p.add_argument("--samples-per-run", type=int, default=40, metavar="N")
+    p.add_argument(
+        "--samples-mib",
+        type=_mib,
+        default=SAMPLES_BYTES / MIB,
+        metavar="MIB",
+        help="size budget of the per-sample drill-down in MiB (default %(default)g; 0: no limit)",
+    )
     p.add_argument("--profile", help="live tables from this profile only (its label or model)")
     args = p.parse_args(argv)
-    report = build(args.runs, args.results, args.out, args.samples_per_run, args.profile)
+    budget = int(args.samples_mib * MIB) or None
+    report = build(args.runs, args.results, args.out, args.samples_per_run, args.profile, budget)
     size = args.out.stat().st_size / 1024
     print(f"wrote {args.out} ({size:,.0f} KiB): {report.summary()}", file=sys.stderr)
     return 0

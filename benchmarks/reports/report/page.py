@@ -12,7 +12,9 @@ import base64
 import html
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import Any
 
 import pandas as pd
@@ -23,7 +25,15 @@ from benchmarks.reports.report.markdown import Block, Table, inline, is_numeric
 from benchmarks.reports.report.sources import Figure, Section
 from benchmarks.results import is_scripted
 
-__all__ = ["CSS", "document", "figure_html", "manifests_html", "samples_html", "section_html"]
+__all__ = [
+    "CSS",
+    "document",
+    "figure_html",
+    "fit_budget",
+    "manifests_html",
+    "samples_html",
+    "section_html",
+]
 
 CSS = """
 :root{--fg:#1d2330;--muted:#5b6473;--line:#d9dee7;--alt:#f5f7fa;--accent:#1f4e8c;
@@ -363,9 +373,51 @@ def sample_html(row: pd.Series, scorers: list[str]) -> str:
     )
 
 
+def fit_budget(sizes: list[list[int]], budget: int | None) -> list[int]:
+    """How many samples of each run the drill-down shows so that it fits `budget` bytes.
+
+    `sizes` holds each run's rendered sample sizes in the order they would be shown. Water
+    filling: the largest per-run cap C such that the runs' shown prefixes (each the longest
+    whose total is at most C) add up to at most `budget`. A run of small samples shows them all
+    and the heaviest runs share what is left, so one run of long LongMemEval contexts cannot
+    crowd out every other run. A run with samples shows at least one, so the page may exceed a
+    budget smaller than one sample per run. `None` shows everything.
+
+    Why a byte budget rather than a sample count: samples differ in size by three orders of
+    magnitude (a FactConsolidation question against a 14k-token LongMemEval read), so a count
+    that keeps the page small starves the small runs.
+    """
+    if budget is None or sum(map(sum, sizes)) <= budget:
+        return [len(s) for s in sizes]
+    prefixes = [list(accumulate(s)) for s in sizes]
+
+    def counts(cap: int) -> list[int]:
+        return [max(bisect_right(p, cap), min(1, len(p))) for p in prefixes]
+
+    def total(cap: int) -> int:
+        return sum(p[k - 1] for p, k in zip(prefixes, counts(cap), strict=True) if k)
+
+    caps = sorted({0, *(v for p in prefixes for v in p)})
+    lo, hi = 0, len(caps) - 1  # total(caps[lo]) <= budget is not guaranteed: then cap 0 wins
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total(caps[mid]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return counts(caps[lo])
+
+
 def run_samples_html(
-    experiment: str, run: str, q: pd.DataFrame, scorers: list[str], limit: int, origin: str
+    experiment: str,
+    run: str,
+    q: pd.DataFrame,
+    samples: list[str],
+    scorers: list[str],
+    origin: str,
 ) -> str:
+    """One run's drill-down: `q` all its questions in display order, `samples` the rendered
+    ones shown (a prefix of `q`)."""
     first = q.iloc[0]
     judged = [s for s in scorers if f"{s}.correct" in q.columns]
     score = "".join(
@@ -373,14 +425,11 @@ def run_samples_html(
         for s in judged
         if len(v := q[f"{s}.correct"].dropna().astype(bool))
     )
-    if judged:  # wrong answers first: they are what a reader opens the drill-down for
-        ok = q[f"{judged[0]}.correct"].fillna(False).astype(bool)
-        q = q.assign(_ok=ok).sort_values("_ok", kind="stable")
-    shown = q.head(limit)
     more = (
-        f'<p class="muted">{len(shown)} of {len(q)} questions shown (wrong answers first); every '
-        f"one is in the run's samples log (<code>python -m benchmarks.results show</code>).</p>"
-        if len(q) > len(shown)
+        f'<p class="muted">{len(samples)} of {len(q)} questions shown (wrong answers first, '
+        "within the page's size budget); every one is in the run's samples log "
+        "(<code>python -m benchmarks.results show</code>).</p>"
+        if len(q) > len(samples)
         else ""
     )
     dry = ' <span class="badge dry">scripted</span>' if bool(first.get("scripted")) else ""
@@ -388,27 +437,48 @@ def run_samples_html(
         f"<strong>{esc(display_name(str(first['arm'])))}</strong> <code>{esc(run)}</code>{dry} "
         f"<span class=muted>{esc(first.get('profile'))}{esc(score)}; {esc(origin)}</span>"
     )
-    samples = "".join(sample_html(r, scorers) for _, r in shown.iterrows())
     return (
         f'<details class="run samples" id="{anchor("s", experiment, run)}" '
         f'data-experiment="{esc(experiment)}" data-run="{esc(run)}">'
-        f"<summary>{summary}</summary>{more}{samples}</details>"
+        f"<summary>{summary}</summary>{more}{''.join(samples)}</details>"
     )
 
 
-def samples_html(groups: list[tuple[str, str, pd.DataFrame, list[str], str]], limit: int) -> str:
-    """Per-sample drill-down: (experiment, run, its questions, its scorers, origin) per run."""
+def _display_order(q: pd.DataFrame, scorers: list[str]) -> pd.DataFrame:
+    """Wrong answers first: they are what a reader opens the drill-down for."""
+    judged = [s for s in scorers if f"{s}.correct" in q.columns]
+    if not judged:
+        return q
+    ok = q[f"{judged[0]}.correct"].fillna(False).astype(bool)
+    return q.assign(_ok=ok).sort_values("_ok", kind="stable")
+
+
+def samples_html(
+    groups: list[tuple[str, str, pd.DataFrame, list[str], str]],
+    limit: int,
+    budget: int | None = None,
+) -> str:
+    """Per-sample drill-down: (experiment, run, its questions, its scorers, origin) per run; at
+    most `limit` questions per run, and at most `budget` bytes of samples in all (fit_budget)."""
     if not groups:
         return (
             '<p class="muted">No sample logs: no runs under the runs root and no committed '
             "exports under results/runs/.</p>"
         )
+    ordered = [_display_order(q, scorers) for _, _, q, scorers, _ in groups]
+    rendered = [
+        [sample_html(r, g[3]) for _, r in q.head(limit).iterrows()]
+        for q, g in zip(ordered, groups, strict=True)
+    ]
+    shown = fit_budget([[len(h.encode()) for h in r] for r in rendered], budget)
     out, current = [], None
-    for experiment, run, q, scorers, origin in groups:
+    for (experiment, run, _, scorers, origin), q, r, k in zip(
+        groups, ordered, rendered, shown, strict=True
+    ):
         if experiment != current:
             out.append(f"<h3>{esc(experiment)}</h3>")
             current = experiment
-        out.append(run_samples_html(experiment, run, q, scorers, limit, origin))
+        out.append(run_samples_html(experiment, run, q, r[:k], scorers, origin))
     return "".join(out)
 
 
