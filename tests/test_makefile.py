@@ -32,7 +32,7 @@ def plan(tmp_path: Path, *args: str) -> str:
 @pytest.mark.parametrize("target", ["reproduce-table6", "reproduce-table7", "reproduce-table3"])
 def test_a_non_local_profile_installs_nothing_local(tmp_path: Path, target: str) -> None:
     vllm = plan(tmp_path, target, "PROFILE=vllm")
-    assert "pip install --quiet -e '.[dev,harness]'" in vllm
+    assert "pip install --quiet -c constraints.txt -e '.[dev,harness]'" in vllm
     assert "local]" not in vllm and "llama" not in vllm
     local = plan(tmp_path, target)
     assert "--find-links" in local and "-e '.[dev,harness,local]'" in local
@@ -93,7 +93,7 @@ def test_tables_report_and_browser_targets(tmp_path: Path) -> None:
     assert "python -m benchmarks.reports all" in plan(tmp_path, "tables")
     assert "python -m benchmarks.reports.html --out results/report.html" in plan(tmp_path, "report")
     browser = plan(tmp_path, "test-browser")
-    assert "pip install --quiet -e '.[dev,harness,browser]'" in browser
+    assert "pip install --quiet -c constraints.txt -e '.[dev,harness,browser]'" in browser
     assert "python -m pytest -m browser" in browser
 
 

@@ -273,10 +273,22 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
             col = _first_difference(list(a), list(b))
             return False, (
                 f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
-                f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r}"
+                f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r} ({_stack()})"
             )
     runs_used = sum(1 for _ in (runs / name).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / name}"
+
+
+def _stack() -> str:
+    """The formatting stack that rebuilt a table: a difference can be a release that prints
+    numbers differently rather than a changed result (constraints.txt pins the one the committed
+    tables were written with)."""
+    import tabulate
+
+    return (
+        f"formatted with pandas {pd.__version__}, tabulate {tabulate.__version__}; the committed "
+        "tables' versions are in constraints.txt"
+    )
 
 
 def _first_difference(old: list[str], new: list[str]) -> int:
