@@ -27,6 +27,7 @@ from benchmarks.models.client import (
 )
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.models.usage import UsageMeter
+from benchmarks.runner.stack import ModelStack
 
 RULES = [(r"capital of (\w+)", r"The capital of \1 is X."), (r"^json:", '```json\n{"ok": 1}\n```')]
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "integer"}}, "required": ["ok"]}
@@ -451,4 +452,41 @@ def test_a_prompt_longer_than_the_window_names_the_config_key_that_widens_it() -
     message = str(caught.value)
     assert caught.value.status == 400 and "exceeds the available context size" in message
     assert "the judge's prompt is longer than the server's context window" in message
-    assert "judge.server.ctx=16384" in message
+    assert "--max-model-len for vLLM, -c for llama-server" in message  # a bare client's hint
+
+
+@pytest.mark.parametrize(
+    ("role", "managed", "hint"),
+    [
+        ("judge", True, "give it a larger one (judge.server.ctx=16384, for example)"),
+        ("writer", True, "give it a larger one (writer.server.ctx=16384, for example)"),
+        ("reader", False, "start the server at llm.base_url with a larger one (--max-model-len"),
+    ],
+)
+def test_the_runner_names_the_config_key_that_widens_a_roles_window(
+    tmp_path: Path, role: str, managed: bool, hint: str
+) -> None:
+    """The runner knows which profile group serves a role and whether it started the server:
+    a managed server's error names its `ctx` key (the writer's own when `writer=` names a
+    profile), a server the user started is named by its base_url key."""
+    spec = {"_target_": "benchmarks.models.scripted.ScriptedServer", "models": ["chat"]}
+    with ScriptedServer(models=["chat"], faults={1: "context"}) as outside:
+        group = {"judge": "judge", "writer": "writer", "reader": "llm"}[role]
+        cfg: dict = {group: {"model": "chat"}}
+        if managed:
+            cfg[group]["server"] = {**spec, "faults": {1: "context"}}
+        else:
+            cfg[group]["base_url"] = outside.base_url
+        stack = ModelStack(cfg, ResponseCache(None), UsageMeter(), tmp_path)
+
+        async def ask() -> None:
+            try:
+                await (await stack.get(role)).complete("a prompt too long for the window")
+            finally:
+                await stack.close()
+
+        with pytest.raises(ModelConfigError) as caught:
+            asyncio.run(ask())
+    assert f"the {role}'s prompt is longer than the server's context window: {hint}" in str(
+        caught.value
+    )

@@ -81,13 +81,8 @@ __all__ = ["MalformedResponse", "ModelClient", "aclose_clients", "failure_reason
 T = TypeVar("T")
 _JSON_HEADERS = {"Content-Type": "application/json"}
 # A server's reply to a prompt longer than its window (llama.cpp: "exceeds the available context
-# size"; vLLM and OpenAI: "maximum context length"), and the config key of each role's window
+# size"; vLLM and OpenAI: "maximum context length")
 _CONTEXT_OVERFLOW = re.compile(r"context (size|length|window)", re.IGNORECASE)
-WINDOW_KEY = {
-    "reader": "llm.server.ctx",
-    "writer": "llm.server.ctx (writer.server.ctx when writer= names a profile)",
-    "judge": "judge.server.ctx",
-}
 # The SDK needs a key; OpenAI-compatible servers started without one ignore it (vLLM's convention).
 NO_KEY = "EMPTY"
 
@@ -449,10 +444,9 @@ class ModelClient:
         elif status in (401, 403):
             hint = "; check the API key"
         elif status == 400 and _CONTEXT_OVERFLOW.search(said):
-            key = WINDOW_KEY.get(self.role, "llm.server.ctx")
             hint = (
-                f"; the {self.role}'s prompt is longer than the server's context window: give it "
-                f"a larger one ({key}=16384 for a managed llama-server, --max-model-len for vLLM)"
+                f"; the {self.role}'s prompt is longer than the server's context window: "
+                f"{ep.window_hint}"
             )
         return ModelConfigError(
             f"HTTP {status} from {url} for model {ep.model!r}: {said}{hint}", status=status

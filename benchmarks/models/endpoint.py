@@ -74,6 +74,11 @@ class Endpoint:
     max_retries: int = 6
     backoff_s: float = 0.5
     backoff_max_s: float = 30.0
+    # What widens the server's context window, for the error a too-long prompt gets: the caller
+    # that started or configured the server knows (the runner names its config key)
+    window_hint: str = (
+        "start the server with a larger one (--max-model-len for vLLM, -c for llama-server)"
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))

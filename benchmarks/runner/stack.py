@@ -30,6 +30,19 @@ def role_group(cfg: dict[str, Any], role: str) -> str:
     return ROLE_GROUP[role]
 
 
+def window_hint(group: str, spec: dict[str, Any]) -> str:
+    """What widens a role's context window, for the error a too-long prompt gets: the config key
+    of a server the harness starts itself, else the flag of the server the user started."""
+    env = spec.get("base_url_env")
+    managed = not spec.get("base_url") and not (env and os.environ.get(env))
+    if spec.get("server") and managed:  # _base_url's order: base_url, its env var, server
+        return f"give it a larger one ({group}.server.ctx=16384, for example)"
+    return (
+        f"start the server at {group}.base_url with a larger one (--max-model-len for vLLM, "
+        "-c for llama-server)"
+    )
+
+
 class ConfigError(ValueError):
     """A configuration that cannot work, named by its config key."""
 
@@ -69,6 +82,7 @@ class ModelStack:
             model=spec["model"],
             api_key=os.environ.get(spec["api_key_env"]) if spec.get("api_key_env") else None,
             revision=spec.get("revision"),
+            window_hint=window_hint(group, spec),
             **{k: spec[k] for k in ENDPOINT_FIELDS if spec.get(k) is not None},
         )
         if group == "embedder":
