@@ -111,6 +111,12 @@ class WouldDropRows(Exception):
         self.lost = lost
 
 
+def listed(rows: list[str], first: int) -> str:
+    """The first `first` rows and how many more: what a one-line message has room for."""
+    more = len(rows) - first
+    return "; ".join(rows[:first]) + (f"; and {more} more" if more > 0 else "")
+
+
 def dropped_rows(old_csv: Path, new: pd.DataFrame) -> list[str]:
     """The rows of the table on disk (its csv) that `new` would lose, as `arm=… source=…`
     labels with why: no run for the cell, a run of fewer questions (`n`), or a run still going
@@ -190,10 +196,9 @@ def build(
     tables = out / "tables"
     lost = [] if replace else dropped_rows(tables / f"{name}.csv", present)
     if lost:
-        shown = "; ".join(lost[:4]) + (f"; and {len(lost) - 4} more" if len(lost) > 4 else "")
         raise WouldDropRows(
             f"{name}: the runs under {runs}/{name} would lose or weaken {len(lost)} row(s) of "
-            f"{tables / name}.md: {shown}; build from where those rows' runs are (--runs "
+            f"{tables / name}.md: {listed(lost, 4)}; build from where those rows' runs are (--runs "
             "results/runs reads the exported ones) or rerun them, or pass --replace to write the "
             "table anyway",
             lost,
@@ -253,10 +258,10 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
             return False, str(err)
         except WouldDropRows as err:
             rows = len(pd.read_csv(committed / f"{name}.csv"))
-            shown = "; ".join(err.lost[:2]) + ("; …" if len(err.lost) > 2 else "")
             return (
                 False,
-                f"{len(err.lost)} of {rows} committed row(s) have no run under {runs}: {shown}",
+                f"{len(err.lost)} of {rows} committed row(s) have no run under {runs}: "
+                f"{listed(err.lost, 2)}",
             )
         except Exception as err:  # a record a builder reads is missing or damaged: say so, go on
             return False, f"cannot be rebuilt from {runs}: {type(err).__name__}: {err}"
