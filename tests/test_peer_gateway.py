@@ -108,6 +108,67 @@ def test_stopping_the_gateway_fails_the_call_in_flight_at_once() -> None:
         assert gw.requests["chat"] == 1  # x-should-retry: false, so the SDK did not retry
 
 
+def test_identical_requests_in_flight_are_paid_once(tmp_path) -> None:
+    """HippoRAG sends its NER and triple calls eight at a time with a 5-minute read timeout; on
+    a one-slot local server the last ones wait longer than that, and the package retries the
+    same body while the first is still queued upstream. The retry waits for that call."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ScriptedServer([("capital", "Paris")], models=["scripted"], latency_s=0.5) as server:
+        meter = UsageMeter()
+        writer, embedder = clients(server.base_url, ResponseCache(tmp_path / "c.sqlite"), meter)
+        with Gateway(writer, embedder) as gw:
+            url = f"{gw.base_url}/chat/completions"
+            with ThreadPoolExecutor(3) as pool:
+                replies = list(
+                    pool.map(lambda _: httpx.post(url, json=chat_body("capital?")), [1, 2, 3])
+                )
+            assert [r.status_code for r in replies] == [200] * 3
+            assert len({r.content for r in replies}) == 1
+            assert server.count("/chat/completions") == 1
+            assert meter.role("writer").calls == 1 and meter.role("writer").cache_hits == 2
+
+
+def test_a_package_that_stops_waiting_gets_one_line_and_its_retry_costs_nothing(
+    tmp_path, capfd, caplog
+) -> None:
+    """The package closes its connection before the reply (its own timeout): the gateway says
+    so in one line, no BrokenPipeError traceback, and the package's retry of the same body is
+    answered from the response cache."""
+    import json
+    import socket
+    import struct
+    import time
+
+    with ScriptedServer([("capital", "Paris")], models=["scripted"], latency_s=0.5) as server:
+        meter = UsageMeter()
+        writer, embedder = clients(server.base_url, ResponseCache(tmp_path / "c.sqlite"), meter)
+        with Gateway(writer, embedder) as gw, caplog.at_level("INFO", "baselines.peers.gateway"):
+            port = int(gw.base_url.rsplit(":", 1)[1].split("/")[0])
+            body = json.dumps(chat_body("capital?")).encode()
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+            )
+            deadline = time.monotonic() + 10
+            while not server.count("/chat/completions"):  # the call reached the model
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()  # a reset, as a client that timed out leaves it
+            while not gw.gone:
+                assert time.monotonic() < deadline, "the gateway never noticed"
+                time.sleep(0.02)
+            retry = httpx.post(f"{gw.base_url}/chat/completions", json=chat_body("capital?"))
+            assert retry.json()["choices"][0]["message"]["content"] == "Paris"
+            assert server.count("/chat/completions") == 1
+            assert meter.role("writer").cache_hits == 1
+    assert "Traceback" not in capfd.readouterr().err
+    (line,) = [r.getMessage() for r in caplog.records if "stopped waiting" in r.getMessage()]
+    assert "/v1/chat/completions" in line and "answered from the response cache" in line
+
+
 class _Absent(PeerArm):
     module: ClassVar[str] = "no_such_peer_package_xyz"
     extra: ClassVar[str] = "nopeer"

@@ -496,6 +496,30 @@ class ModelClient:
         self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
         self.usage.latency_s += latency_s
 
+    # ---- identical requests in flight are paid once ---------------------------------------
+
+    async def wait_in_flight(self, key: str) -> Any | None:
+        """The reply of an identical request already in flight (`cache.inflight`), once it
+        lands; None when there is none, or it failed (then the caller pays itself)."""
+        pending = self.cache.inflight.get(key)
+        if pending is None:
+            return None
+        return await asyncio.shield(pending)
+
+    async def pay_once(self, key: str, pay: Callable[[], Awaitable[Any]]) -> Any:
+        """`pay()` for `key`, while identical requests that arrive meanwhile wait for its reply
+        (`wait_in_flight`) instead of paying again: a client that times out and retries, or
+        two callers asking the same thing at once."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.cache.inflight[key] = future
+        raw = None
+        try:
+            raw = await pay()
+            return raw
+        finally:
+            self.cache.inflight.pop(key, None)
+            future.set_result(raw)
+
 
 def _valid_models(data: Any) -> None:
     if not all(isinstance(m["id"], str) for m in data["data"]):

@@ -9,7 +9,6 @@ tokenizer where the server has one, else a labelled chars/4 estimate. The reques
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -169,32 +168,21 @@ class ChatModel(ModelClient):
         key = self.cache_key_for(body, draw)
         raw = cache.get(key)
         if raw is None:
-            raw = await self._shared_call(cache, key, body)
+            raw = await self.wait_in_flight(key)
         if raw is not None:
             self.usage.cache_hits += 1
             return self._result(body, raw, schema is not None, True, started)
         raw = await self._call_and_store(cache, key, body)
         return self._result(body, raw, schema is not None, False, started)
 
-    async def _shared_call(self, cache: ResponseCache, key: str, body: Any) -> Any | None:
-        """Wait for an identical request already in flight, so it is paid only once."""
-        pending = cache.inflight.get(key)
-        if pending is None:
-            return None
-        return await asyncio.shield(pending)  # None if it failed: then we try ourselves
-
     async def _call_and_store(self, cache: ResponseCache, key: str, body: Any) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        cache.inflight[key] = future
-        raw = None
-        try:
+        async def pay() -> Any:
             raw, latency = await self.request("POST", self._url, body, _valid_chat)
             self.meter_call(raw, latency)
             cache.put(key, raw, kind="chat", model=self.endpoint.model, request=body)
             return raw
-        finally:
-            cache.inflight.pop(key, None)
-            future.set_result(raw)
+
+        return await self.pay_once(key, pay)
 
     def _result(
         self, body: Mapping[str, Any], raw: Any, structured: bool, cached: bool, started: float
