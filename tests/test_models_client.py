@@ -27,7 +27,7 @@ from benchmarks.models.client import (
 )
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.models.usage import UsageMeter
-from benchmarks.runner.stack import ModelStack
+from benchmarks.runner.stack import ModelStack, window_hint
 
 RULES = [(r"capital of (\w+)", r"The capital of \1 is X."), (r"^json:", '```json\n{"ok": 1}\n```')]
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "integer"}}, "required": ["ok"]}
@@ -458,8 +458,8 @@ def test_a_prompt_longer_than_the_window_names_the_config_key_that_widens_it() -
 @pytest.mark.parametrize(
     ("role", "managed", "hint"),
     [
-        ("judge", True, "give it a larger one (judge.server.ctx=16384, for example)"),
-        ("writer", True, "give it a larger one (writer.server.ctx=16384, for example)"),
+        ("judge", True, "give it a larger one (the window setting under judge.server)"),
+        ("writer", True, "give it a larger one (the window setting under writer.server)"),
         ("reader", False, "start the server at llm.base_url with a larger one (--max-model-len"),
     ],
 )
@@ -490,3 +490,16 @@ def test_the_runner_names_the_config_key_that_widens_a_roles_window(
     assert f"the {role}'s prompt is longer than the server's context window: {hint}" in str(
         caught.value
     )
+
+
+def test_the_window_hint_follows_where_the_url_comes_from(monkeypatch) -> None:
+    """The order ModelStack._base_url uses: base_url, then its environment variable, then the
+    server the harness starts (whose `ctx` the hint doubles)."""
+    server = {"_target_": "benchmarks.models.local.LlamaServer", "ctx": 4096}
+    spec = {"base_url": None, "base_url_env": "PMEM_TEST_URL", "server": server}
+    monkeypatch.delenv("PMEM_TEST_URL", raising=False)
+    assert window_hint("judge", spec) == "give it a larger one (judge.server.ctx=8192, for example)"
+    monkeypatch.setenv("PMEM_TEST_URL", "http://gpu-node:8000/v1")
+    assert window_hint("judge", spec).startswith("start the server at $PMEM_TEST_URL with")
+    spec["base_url"] = "http://127.0.0.1:9/v1"
+    assert window_hint("llm", spec).startswith("start the server at llm.base_url with")

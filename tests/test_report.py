@@ -350,23 +350,32 @@ def test_live_paper_runs_rebuild_their_table(dry_runs: Path, tmp_path: Path) -> 
 
 # -- the drill-down's size budget -----------------------------------------------------------------
 
-run_sizes = st.lists(st.lists(st.integers(1, 5_000), max_size=8), max_size=6)
+run_sizes = st.lists(st.lists(st.integers(1, 60), max_size=8), max_size=6)
+
+
+def water_level(sizes: list[list[int]], budget: int) -> list[int]:
+    """fit_budget by brute force: every cap from 0 up, the last whose prefixes fit."""
+    best = [0] * len(sizes)
+    for cap in range(sum(map(sum, sizes)) + 1):
+        counts = [sum(1 for i in range(len(s)) if sum(s[: i + 1]) <= cap) for s in sizes]
+        if sum(sum(s[:k]) for s, k in zip(sizes, counts, strict=True)) <= budget:
+            best = counts
+    return [max(k, min(1, len(s))) for s, k in zip(sizes, best, strict=True)]
 
 
 @settings(max_examples=300, deadline=None)
-@given(run_sizes, st.integers(0, 40_000), st.integers(0, 10_000))
+@given(run_sizes, st.integers(0, 500), st.integers(0, 200))
 def test_the_budget_fills_runs_of_small_samples_first(
     sizes: list[list[int]], budget: int, more: int
 ) -> None:
     shown = fit_budget(sizes, budget)
-    assert [min(1, len(s)) <= k <= len(s) for s, k in zip(sizes, shown, strict=True)] == [
-        True
-    ] * len(sizes)
+    assert shown == water_level(sizes, budget)
     totals = [sum(s[:k]) for s, k in zip(sizes, shown, strict=True)]
     if sum(map(sum, sizes)) <= budget:
         assert shown == [len(s) for s in sizes]
-    # within the budget, unless every run is down to the one sample it always shows
-    assert sum(totals) <= budget or all(k <= 1 for k in shown)
+    # within the budget, but for first samples every run shows however large
+    forced = sum(s[0] for s, k in zip(sizes, shown, strict=True) if k == 1)
+    assert sum(totals) <= budget + forced
     for s, k in zip(sizes, shown, strict=True):
         if k < len(s):  # a cut run: no other run shows more than its cut point, one sample aside
             cut = sum(s[: k + 1])
@@ -374,6 +383,11 @@ def test_the_budget_fills_runs_of_small_samples_first(
     # a larger budget never shows fewer samples of any run
     assert all(a <= b for a, b in zip(shown, fit_budget(sizes, budget + more), strict=True))
     assert fit_budget(sizes, None) == [len(s) for s in sizes]
+
+
+def test_a_run_of_small_samples_stays_whole_beside_heavy_ones() -> None:
+    assert fit_budget([[100] * 10, [1] * 10], 50) == [1, 10]
+    assert fit_budget([[100] * 10, [1] * 10], 310) == [3, 10]
 
 
 def test_the_drill_down_keeps_to_its_budget(dry_runs: Path, tmp_path: Path) -> None:
@@ -385,15 +399,21 @@ def test_the_drill_down_keeps_to_its_budget(dry_runs: Path, tmp_path: Path) -> N
     args = ["--runs", str(dry_runs), "--results", str(RESULTS), "--out", str(small)]
     assert main([*args, "--samples-mib", "2"]) == 0
     texts = [p.read_text() for p in (full, small)]
-    sample_bytes = [
-        sum(len(m.encode()) for m in re.findall(r'<details class="sample".*?</details>', t, re.S))
+    per_run = [
+        [
+            [len(m.encode()) for m in re.findall(r'<details class="sample".*?</details>', r, re.S)]
+            for r in t.split('<details class="run samples"')[1:]
+        ]
         for t in texts
     ]
-    assert sample_bytes[1] <= 2 * 1024 * 1024 < sample_bytes[0]
+    sample_bytes = [sum(map(sum, runs)) for runs in per_run]
+    forced = sum(run[0] for run in per_run[1] if len(run) == 1)  # a run's one sample, always
+    assert sample_bytes[1] <= 2 * 1024 * 1024 + forced and sample_bytes[0] > 2 * 1024 * 1024
     runs = [Page(t).samples for t in texts]
     assert {(e, r) for e, r, _ in runs[0]} == {(e, r) for e, r, _ in runs[1]}
     assert len(runs[1]) < len(runs[0])
-    assert "questions shown (wrong answers first, within the page's size budget)" in texts[1]
+    assert "questions shown, wrong answers first (the page's size budget)" in texts[1]
+    assert "questions shown, wrong answers first (at most 40 per run)" in texts[0]
     dry = {(e, r, i) for e, r, i in runs[0] if (dry_runs / e / r).is_dir()}
     assert dry and dry <= set(runs[1])
 

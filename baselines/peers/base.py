@@ -71,7 +71,7 @@ NO_DEPS = {"memoryos": "memoryos-pro==0.1.0", "hipporag": "hipporag==2.0.0a4"}
 
 def install_command(extra: str) -> str:
     """How to install one peer extra, with the --no-deps step pip extras cannot express."""
-    pip = f"pip install -e '.[{extra}]'"
+    pip = f"pip install -c constraints.txt -e '.[{extra}]'"
     if extra in NO_DEPS:
         pip += f" && pip install --no-deps {NO_DEPS[extra]}"
     return f"make setup-peers PEERS={extra}   (or: {pip})"

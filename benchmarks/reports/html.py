@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,7 @@ class Report:
             return ""
         return (
             f", within {self.budget / MIB:g} MiB for the whole drill-down (runs of small "
-            "samples show them all; the heaviest runs share what is left)"
+            f"samples show all of their first {self.limit}; the heaviest runs share what is left)"
         )
 
     def _head(self) -> str:
@@ -234,14 +235,15 @@ def build(
     return report
 
 
-def _mib(text: str) -> float:
+def _mib(text: str) -> int | None:
+    """`--samples-mib` in bytes: None for 0 (no limit), at least 1 byte otherwise."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 <= value < float("inf"):
+    if not (value >= 0 and math.isfinite(value * MIB)):
         raise argparse.ArgumentTypeError(f"{text!r}: a size in MiB, 0 or more (0: no limit)")
-    return value
+    return None if value == 0 else max(1, int(value * MIB))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,14 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--samples-mib",
         type=_mib,
-        default=SAMPLES_BYTES / MIB,
+        default=f"{SAMPLES_BYTES / MIB:g}",
         metavar="MIB",
-        help="size budget of the per-sample drill-down in MiB (default %(default)g; 0: no limit)",
+        help="size budget of the per-sample drill-down in MiB (default %(default)s; 0: no limit)",
     )
     p.add_argument("--profile", help="live tables from this profile only (its label or model)")
     args = p.parse_args(argv)
-    budget = int(args.samples_mib * MIB) or None
-    report = build(args.runs, args.results, args.out, args.samples_per_run, args.profile, budget)
+    report = build(
+        args.runs, args.results, args.out, args.samples_per_run, args.profile, args.samples_mib
+    )
     size = args.out.stat().st_size / 1024
     print(f"wrote {args.out} ({size:,.0f} KiB): {report.summary()}", file=sys.stderr)
     return 0

@@ -32,13 +32,22 @@ def role_group(cfg: dict[str, Any], role: str) -> str:
 
 def window_hint(group: str, spec: dict[str, Any]) -> str:
     """What widens a role's context window, for the error a too-long prompt gets: the config key
-    of a server the harness starts itself, else the flag of the server the user started."""
+    of a server the harness starts itself, else where the URL of the user's server came from
+    (the same order as `ModelStack._base_url`: base_url, its environment variable, server)."""
     env = spec.get("base_url_env")
-    managed = not spec.get("base_url") and not (env and os.environ.get(env))
-    if spec.get("server") and managed:  # _base_url's order: base_url, its env var, server
-        return f"give it a larger one ({group}.server.ctx=16384, for example)"
+    if spec.get("base_url"):
+        where = f"{group}.base_url"
+    elif env and os.environ.get(env):
+        where = f"${env}"
+    elif spec.get("server"):
+        ctx = spec["server"].get("ctx")
+        if isinstance(ctx, int):
+            return f"give it a larger one ({group}.server.ctx={2 * ctx}, for example)"
+        return f"give it a larger one (the window setting under {group}.server)"
+    else:
+        where = f"{group}.base_url"
     return (
-        f"start the server at {group}.base_url with a larger one (--max-model-len for vLLM, "
+        f"start the server at {where} with a larger one (--max-model-len for vLLM, "
         "-c for llama-server)"
     )
 

@@ -13,7 +13,7 @@ import html
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -377,11 +377,11 @@ def fit_budget(sizes: list[list[int]], budget: int | None) -> list[int]:
     """How many samples of each run the drill-down shows so that it fits `budget` bytes.
 
     `sizes` holds each run's rendered sample sizes in the order they would be shown. Water
-    filling: the largest per-run cap C such that the runs' shown prefixes (each the longest
-    whose total is at most C) add up to at most `budget`. A run of small samples shows them all
-    and the heaviest runs share what is left, so one run of long LongMemEval contexts cannot
-    crowd out every other run. A run with samples shows at least one, so the page may exceed a
-    budget smaller than one sample per run. `None` shows everything.
+    filling: the largest per-run cap C such that the runs' prefixes within C (each run's
+    longest prefix whose total is at most C) add up to at most `budget`. A run of small samples
+    shows them all and the heaviest runs share what is left, so one run of long LongMemEval
+    contexts cannot crowd out every other run. Then every run with samples shows at least one:
+    the page exceeds the budget only by such first samples larger than C. `None` shows all.
 
     Why a byte budget rather than a sample count: samples differ in size by three orders of
     magnitude (a FactConsolidation question against a 14k-token LongMemEval read), so a count
@@ -391,21 +391,18 @@ def fit_budget(sizes: list[list[int]], budget: int | None) -> list[int]:
         return [len(s) for s in sizes]
     prefixes = [list(accumulate(s)) for s in sizes]
 
-    def counts(cap: int) -> list[int]:
-        return [max(bisect_right(p, cap), min(1, len(p))) for p in prefixes]
-
     def total(cap: int) -> int:
-        return sum(p[k - 1] for p, k in zip(prefixes, counts(cap), strict=True) if k)
+        return sum(p[k - 1] for p in prefixes if (k := bisect_right(p, cap)))
 
     caps = sorted({0, *(v for p in prefixes for v in p)})
-    lo, hi = 0, len(caps) - 1  # total(caps[lo]) <= budget is not guaranteed: then cap 0 wins
+    lo, hi = 0, len(caps) - 1  # total(caps[0]) = total(0) = 0 <= budget
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if total(caps[mid]) <= budget:
             lo = mid
         else:
             hi = mid - 1
-    return counts(caps[lo])
+    return [max(bisect_right(p, caps[lo]), min(1, len(p))) for p in prefixes]
 
 
 def run_samples_html(
@@ -415,9 +412,10 @@ def run_samples_html(
     samples: list[str],
     scorers: list[str],
     origin: str,
+    cut_by: Sequence[str] = (),
 ) -> str:
     """One run's drill-down: `q` all its questions in display order, `samples` the rendered
-    ones shown (a prefix of `q`)."""
+    ones shown (a prefix of `q`), `cut_by` what left the others out."""
     first = q.iloc[0]
     judged = [s for s in scorers if f"{s}.correct" in q.columns]
     score = "".join(
@@ -426,8 +424,8 @@ def run_samples_html(
         if len(v := q[f"{s}.correct"].dropna().astype(bool))
     )
     more = (
-        f'<p class="muted">{len(samples)} of {len(q)} questions shown (wrong answers first, '
-        "within the page's size budget); every one is in the run's samples log "
+        f'<p class="muted">{len(samples)} of {len(q)} questions shown, wrong answers first '
+        f"({' and '.join(cut_by)}); every one is in the run's samples log "
         "(<code>python -m benchmarks.results show</code>).</p>"
         if len(q) > len(samples)
         else ""
@@ -478,7 +476,9 @@ def samples_html(
         if experiment != current:
             out.append(f"<h3>{esc(experiment)}</h3>")
             current = experiment
-        out.append(run_samples_html(experiment, run, q, r[:k], scorers, origin))
+        cut_by = [f"at most {limit} per run"] if len(r) < len(q) else []
+        cut_by += ["the page's size budget"] if k < len(r) else []
+        out.append(run_samples_html(experiment, run, q, r[:k], scorers, origin, cut_by))
     return "".join(out)
 
 
