@@ -160,6 +160,42 @@ def test_the_command_line_round_trip(tmp_path: Path) -> None:
     assert out.returncode == 2 and "not an ISO 8601 time" in out.stderr
 
 
+def test_kind_chat_carries_the_peer_packages_chat_calls_too(tmp_path: Path) -> None:
+    """A peer's ingest (Graphiti, MemoryOS: hours here) is paid through its gateway, which
+    stores its calls as gateway-chat and gateway-embeddings; `--kind chat`, the dump a session
+    leaves for a run still going, must carry them, or the next machine pays them again."""
+    import httpx2 as httpx
+
+    from baselines.peers.gateway import Gateway
+    from benchmarks.models.usage import UsageMeter
+
+    peru = {"model": "chat", "messages": [{"role": "user", "content": "capital of Peru"}]}
+    with (
+        ScriptedServer(RULES, models=["chat", "embed"]) as server,
+        ResponseCache(tmp_path / "c.sqlite") as cache,
+    ):
+        meter = UsageMeter()
+        writer = ChatModel(Endpoint(server.base_url, "chat"), "writer", cache, meter)
+        embedder = Embedder(Endpoint(server.base_url, "embed"), "embedder", cache, meter)
+        with Gateway(writer, embedder) as gw:
+            assert httpx.post(f"{gw.base_url}/chat/completions", json=peru).status_code == 200
+            emb = {"model": "embed", "input": ["a b"]}
+            assert httpx.post(f"{gw.base_url}/embeddings", json=emb).status_code == 200
+        run_sync(writer.complete("capital of Chile"))  # and one of the harness's own
+    dumped = {}
+    for kind in ("chat", "embedding"):
+        out = tmp_path / f"{kind}.jsonl.gz"
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.models.cache", "export", str(out),
+             "--cache", str(tmp_path / "c.sqlite"), "--kind", kind],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        lines = gzip.decompress(out.read_bytes()).decode().split("\n")
+        dumped[kind] = sorted(json.loads(x)["kind"] for x in lines if x)
+    assert dumped == {"chat": ["chat", "gateway-chat"], "embedding": ["gateway-embeddings"]}
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=8), st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),

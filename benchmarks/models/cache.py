@@ -40,6 +40,14 @@ __all__ = ["BadDump", "ResponseCache", "cache_key", "canonical_json"]
 
 # the columns of one entry, in a dump's lines as in the table
 COLUMNS = ("key", "kind", "model", "request", "response", "created")
+# What `export --kind` names, and the stored kinds each covers: "chat" is every chat completion,
+# the harness's own and the peer packages' through their gateway (baselines/peers/gateway.py
+# stores those as gateway-chat): both cost minutes on a local model, embeddings milliseconds.
+KIND_GROUPS = {
+    "chat": ("chat", "gateway-chat"),
+    "embedding": ("embedding", "gateway-embeddings"),
+    "tokenize": ("tokenize",),
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -287,8 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ex.add_argument(
         "--kind",
         action="append",
-        choices=("chat", "embedding", "tokenize"),
-        help="only entries of this kind (repeatable; default: all)",
+        choices=tuple(KIND_GROUPS),
+        help="only entries of this kind (repeatable; default: all); chat includes the peer "
+        "packages' chat calls through their gateway, embedding their embeddings",
     )
     im = sub.add_parser("import", help="add the entries of dumps (never replacing an entry)")
     im.add_argument("dumps", type=Path, nargs="+")
@@ -310,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cache: --since {args.since!r} is not an ISO 8601 time", file=sys.stderr)
             return 2
         with ResponseCache(args.cache) as cache:
-            n = cache.dump(args.out, since=since, kinds=args.kind)
+            kinds = [k for group in args.kind for k in KIND_GROUPS[group]] if args.kind else None
+            n = cache.dump(args.out, since=since, kinds=kinds)
         print(f"wrote {n} entries to {args.out} ({args.out.stat().st_size:,} bytes)")
         return 0
     with ResponseCache(args.cache) as cache:
