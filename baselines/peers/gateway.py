@@ -243,8 +243,8 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(out)
             except (BrokenPipeError, ConnectionResetError):
-                # the package stopped waiting (its own timeout) and will retry: the reply is
-                # in the response cache, so the retry costs nothing; one line, no traceback
+                # the package stopped waiting (its own timeout) and will retry: note_gone says
+                # in one line what the retry costs (nothing, with the response cache on)
                 self.close_connection = True
                 gateway.note_gone(self.path)
 
