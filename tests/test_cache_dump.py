@@ -213,3 +213,31 @@ def test_any_response_survives_a_dump_and_load(tmp_path_factory, responses: dict
     with ResponseCache(folder / "b.sqlite") as b:
         assert b.load(folder / "d.jsonl.gz") == (len(keys), 0)
         assert {key: b.get(key) for key in keys} == keys
+
+
+def test_a_stored_request_is_the_request_as_sent_its_schema_order_kept(tmp_path: Path) -> None:
+    """A grammar-constrained server writes a json_schema's fields in property order, and the
+    order changes what the model writes (seen: a replay of a key-sorted copy turned a `revise`
+    into a `noop`). The cache keeps the body the server got, so a dump replays the same
+    request; the key stays the canonical one, so existing caches still hit."""
+    schema = {
+        "type": "object",
+        "properties": {"op": {"type": "string"}, "key": {"type": "string"}},
+        "required": ["op", "key"],
+    }
+    rules = [(r"route (\w+)", r'{"op": "revise", "key": "\1"}')]
+    with ScriptedServer(rules, models=["chat"]) as server, ResponseCache(tmp_path / "c.db") as c:
+        chat = ChatModel(Endpoint(server.base_url, "chat"), "writer", c)
+        reply = run_sync(chat.complete("route mug", schema=schema))
+        assert reply.parsed == {"op": "revise", "key": "mug"}
+        sent = server.last_body()
+        c.dump(tmp_path / "d.jsonl.gz")
+    (line,) = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).decode().splitlines()
+    stored = json.loads(json.loads(line)["request"])
+    assert stored == sent
+    properties = stored["response_format"]["json_schema"]["schema"]["properties"]
+    assert (
+        list(properties)
+        == ["op", "key"]
+        == list(sent["response_format"]["json_schema"]["schema"]["properties"])
+    )

@@ -70,13 +70,8 @@ class _Forwarder(ModelClient):
         # a package that gave up waiting (HippoRAG's 5-minute read timeout, behind a one-slot
         # local server) retries the same body while the first is still queued upstream: it
         # waits for that one instead of paying again
-        cached = self.cache.get(key)
-        if cached is None:
-            cached = await self.wait_in_flight(key)
-        if cached is not None:
-            self.usage.cache_hits += 1
-            return cached
-        return await self.pay_once(key, pay)
+        data, _ = await self.stored_or_paid(key, pay)
+        return data
 
     async def models(self) -> dict[str, Any]:
         data, _ = await self.request(

@@ -506,6 +506,18 @@ class ModelClient:
             return None
         return await asyncio.shield(pending)
 
+    async def stored_or_paid(self, key: str, pay: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
+        """(reply, cached): the cache's reply for `key`, else that of an identical request in
+        flight, else `pay()`'s, paid once (`pay_once`). A reply not paid here counts as a cache
+        hit. The one path every cached caller takes, so no caller can pay a retry twice."""
+        raw = self.cache.get(key)
+        if raw is None:
+            raw = await self.wait_in_flight(key)
+        if raw is not None:
+            self.usage.cache_hits += 1
+            return raw, True
+        return await self.pay_once(key, pay), False
+
     async def pay_once(self, key: str, pay: Callable[[], Awaitable[Any]]) -> Any:
         """`pay()` for `key`, while identical requests that arrive meanwhile wait for its reply
         (`wait_in_flight`) instead of paying again: a client that times out and retries, or

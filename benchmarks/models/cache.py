@@ -66,6 +66,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _as_sent(request: Mapping[str, Any]) -> str:
+    """The request as the server got it, its keys in their order: a json_schema's property
+    order is the order a grammar-constrained server writes the fields in, which changes what a
+    model writes (so a replay of a sorted copy is a different request)."""
+    return json.dumps(request, separators=(",", ":"), ensure_ascii=False)
+
+
 def cache_key(request: Mapping[str, Any]) -> str:
     """sha256 hex of the canonical JSON of a semantic request."""
     return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
@@ -130,7 +137,7 @@ class ResponseCache:
             key,
             kind,
             model,
-            None if request is None else canonical_json(request),
+            None if request is None else _as_sent(request),
             json.dumps(response, ensure_ascii=False, separators=(",", ":")),
             time.time(),
         )

@@ -166,23 +166,15 @@ class ChatModel(ModelClient):
             self.meter_call(raw, latency)
             return self._result(body, raw, schema is not None, False, started)
         key = self.cache_key_for(body, draw)
-        raw = cache.get(key)
-        if raw is None:
-            raw = await self.wait_in_flight(key)
-        if raw is not None:
-            self.usage.cache_hits += 1
-            return self._result(body, raw, schema is not None, True, started)
-        raw = await self._call_and_store(cache, key, body)
-        return self._result(body, raw, schema is not None, False, started)
 
-    async def _call_and_store(self, cache: ResponseCache, key: str, body: Any) -> Any:
         async def pay() -> Any:
             raw, latency = await self.request("POST", self._url, body, _valid_chat)
             self.meter_call(raw, latency)
             cache.put(key, raw, kind="chat", model=self.endpoint.model, request=body)
             return raw
 
-        return await self.pay_once(key, pay)
+        raw, cached = await self.stored_or_paid(key, pay)
+        return self._result(body, raw, schema is not None, cached, started)
 
     def _result(
         self, body: Mapping[str, Any], raw: Any, structured: bool, cached: bool, started: float

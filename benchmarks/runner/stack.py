@@ -30,22 +30,31 @@ def role_group(cfg: dict[str, Any], role: str) -> str:
     return ROLE_GROUP[role]
 
 
+def url_source(spec: dict[str, Any]) -> tuple[str, str | None]:
+    """Where a role's server comes from, first match wins: `base_url`, then the environment
+    variable `base_url_env` names, then a `server` the harness starts itself. Returns
+    ("base_url", url), ("env", variable), ("server", None) or ("unset", None); the one rule
+    both `ModelStack._base_url` and `window_hint` follow."""
+    if spec.get("base_url"):
+        return "base_url", spec["base_url"]
+    env = spec.get("base_url_env")
+    if env and os.environ.get(env):
+        return "env", env
+    if spec.get("server"):
+        return "server", None
+    return "unset", None
+
+
 def window_hint(group: str, spec: dict[str, Any]) -> str:
     """What widens a role's context window, for the error a too-long prompt gets: the config key
-    of a server the harness starts itself, else where the URL of the user's server came from
-    (the same order as `ModelStack._base_url`: base_url, its environment variable, server)."""
-    env = spec.get("base_url_env")
-    if spec.get("base_url"):
-        where = f"{group}.base_url"
-    elif env and os.environ.get(env):
-        where = f"${env}"
-    elif spec.get("server"):
+    of a server the harness starts itself, else where the URL of the user's server came from."""
+    source, value = url_source(spec)
+    if source == "server":
         ctx = spec["server"].get("ctx")
         if isinstance(ctx, int):
             return f"give it a larger one ({group}.server.ctx={2 * ctx}, for example)"
         return f"give it a larger one (the window setting under {group}.server)"
-    else:
-        where = f"{group}.base_url"
+    where = f"${value}" if source == "env" else f"{group}.base_url"
     return (
         f"start the server at {where} with a larger one (--max-model-len for vLLM, "
         "-c for llama-server)"
@@ -120,21 +129,21 @@ class ModelStack:
         return client
 
     def _base_url(self, group: str, spec: dict[str, Any]) -> str:
-        if spec.get("base_url"):
-            return spec["base_url"]
-        env = spec.get("base_url_env")
-        if env and os.environ.get(env):
-            return os.environ[env]
-        server = spec.get("server")
-        if server:
-            key = json.dumps(server, sort_keys=True)
+        source, value = url_source(spec)
+        if source == "base_url":
+            return str(value)
+        if source == "env":
+            return os.environ[str(value)]
+        if source == "server":
+            key = json.dumps(spec["server"], sort_keys=True)
             if key not in self._servers:
-                options = dict(server)
+                options = dict(spec["server"])
                 name = options.pop("name", group)
                 started = instantiate(options, log_path=str(self.log_dir / f"{name}.log"))
                 started.start()
                 self._servers[key] = started
             return self._servers[key].base_url
+        env = spec.get("base_url_env")
         hint = f"export {env}=http://HOST:PORT/v1 or " if env else ""
         raise ConfigError(f"{group}.base_url is not set: {hint}pass {group}.base_url=...")
 
