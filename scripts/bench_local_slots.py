@@ -9,10 +9,11 @@ were first made, so prompt prefixes are shared as in the run — against a fresh
 slot count, with as many requests in flight as slots, and prints wall time, speed-up and how
 many replies are byte-identical to the recorded ones (which were made with one slot).
 
-"Identical to recorded" compares with what the run got. A cache filled before 2026-12-04 stored
-each request with its keys sorted, a json_schema's properties included; its structured requests
-replay as different requests (the fields asked for in another order), so that column is low
-for them whatever the machine (docs/models.md).
+"Identical to recorded" compares with what the run got. A cache filled by a version before
+commit 5f9f624 stored each request with its keys sorted, a json_schema's properties included:
+a structured request whose properties were not already in alphabetical order (the commit arm's
+`revise` patch) replays as a different request, so that column is low for them whatever the
+machine (docs/models.md).
 
 `--in-flight 1` sends one request at a time whatever the slots: nothing is batched, but each
 slot keeps its own cached prompt prefix and llama-server routes a request to the slot whose

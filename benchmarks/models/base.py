@@ -509,7 +509,8 @@ class ModelClient:
     async def stored_or_paid(self, key: str, pay: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
         """(reply, cached): the cache's reply for `key`, else that of an identical request in
         flight, else `pay()`'s, paid once (`pay_once`). A reply not paid here counts as a cache
-        hit. The one path every cached caller takes, so no caller can pay a retry twice."""
+        hit. The path every cached chat call takes (the harness's and the peer gateway's), so
+        none pays a retry twice."""
         raw = self.cache.get(key)
         if raw is None:
             raw = await self.wait_in_flight(key)

@@ -67,7 +67,7 @@ def canonical_json(value: Any) -> str:
 
 
 def _as_sent(request: Mapping[str, Any]) -> str:
-    """The request as the server got it, its keys in their order: a json_schema's property
+    """The request as it was sent, its keys in their order (compact): a json_schema's property
     order is the order a grammar-constrained server writes the fields in, which changes what a
     model writes (so a replay of a sorted copy is a different request)."""
     return json.dumps(request, separators=(",", ":"), ensure_ascii=False)
