@@ -66,11 +66,12 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _as_sent(request: Mapping[str, Any]) -> str:
-    """The request as it was sent, its keys in their order (compact): a json_schema's property
-    order is the order a grammar-constrained server writes the fields in, which changes what a
-    model writes (so a replay of a sorted copy is a different request)."""
-    return json.dumps(request, separators=(",", ":"), ensure_ascii=False)
+def compact_json(value: Any) -> str:
+    """`value` as stored: no whitespace, keys in their order. A request is kept as it was sent,
+    because a json_schema's property order is the order a grammar-constrained server writes the
+    fields in, which changes what a model writes (a replay of a sorted copy is a different
+    request); only the key is canonical."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def cache_key(request: Mapping[str, Any]) -> str:
@@ -137,8 +138,8 @@ class ResponseCache:
             key,
             kind,
             model,
-            None if request is None else _as_sent(request),
-            json.dumps(response, ensure_ascii=False, separators=(",", ":")),
+            None if request is None else compact_json(request),
+            compact_json(response),
             time.time(),
         )
         with self._lock:
