@@ -126,7 +126,11 @@ def every_instance(df: pd.DataFrame, runs: Path) -> str:
         row["abstention"] = _judged(g[g["abstention"]])
         row["files"] = ", ".join(sorted(set(g["file"])))
         rows[arm] = row
-    table = pd.DataFrame.from_dict(rows, orient="index").sort_values("n", ascending=False)
+    # most instances first; ties keep groupby's order (by arm name), so adding a run moves
+    # only its own row and a diff of the committed table stays readable
+    table = pd.DataFrame.from_dict(rows, orient="index").sort_values(
+        "n", ascending=False, kind="stable"
+    )
     table.index.name = "arm"
     counts = q.drop_duplicates(["file", "id"]).groupby("type").size()
     asked = ", ".join(f"{t} {counts[t]}" for t in types)
