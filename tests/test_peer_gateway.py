@@ -129,6 +129,28 @@ def test_identical_requests_in_flight_are_paid_once(tmp_path) -> None:
             assert meter.role("writer").calls == 1 and meter.role("writer").cache_hits == 2
 
 
+def test_identical_requests_through_two_gateways_are_paid_once(tmp_path, capfd) -> None:
+    """Each episode's peer has a gateway of its own, each on its own event loop, and they share
+    the run's writer and cache. Episodes ingested at once send identical bodies (the conflict
+    probe's "-pre" and final episodes of a case share their events): the second waits for the
+    first's call across the loops, not a RuntimeError ("attached to a different loop") that
+    the package sees as a dropped connection."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ScriptedServer([("capital", "Paris")], models=["scripted"], latency_s=0.5) as server:
+        meter = UsageMeter()
+        writer, embedder = clients(server.base_url, ResponseCache(tmp_path / "c.sqlite"), meter)
+        with Gateway(writer, embedder) as one, Gateway(writer, embedder) as two:
+            urls = [f"{gw.base_url}/chat/completions" for gw in (one, two, one, two)]
+            with ThreadPoolExecutor(4) as pool:
+                replies = list(pool.map(lambda u: httpx.post(u, json=chat_body("capital?")), urls))
+            assert [r.status_code for r in replies] == [200] * 4
+            assert len({r.content for r in replies}) == 1
+            assert server.count("/chat/completions") == 1
+            assert meter.role("writer").calls == 1 and meter.role("writer").cache_hits == 3
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_a_package_that_stops_waiting_gets_one_line_and_its_retry_costs_nothing(
     tmp_path, capfd, caplog
 ) -> None:

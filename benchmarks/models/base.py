@@ -31,6 +31,7 @@ never answered (a wrong port is a configuration error, not a transient one), and
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import ipaddress
 import json
@@ -500,11 +501,14 @@ class ModelClient:
 
     async def wait_in_flight(self, key: str) -> Any | None:
         """The reply of an identical request already in flight (`cache.inflight`), once it
-        lands; None when there is none, or it failed (then the caller pays itself)."""
+        lands; None when there is none, or it failed (then the caller pays itself). The request
+        may be in flight on another event loop (another peer gateway's): its future is a
+        thread-safe one, awaited here through a wrapper of this loop, and shielded so that a
+        waiter cancelled here never cancels the call it waits for."""
         pending = self.cache.inflight.get(key)
         if pending is None:
             return None
-        return await asyncio.shield(pending)
+        return await asyncio.shield(asyncio.wrap_future(pending))
 
     async def stored_or_paid(self, key: str, pay: Callable[[], Awaitable[Any]]) -> tuple[Any, bool]:
         """(reply, cached): the cache's reply for `key`, else that of an identical request in
@@ -523,7 +527,8 @@ class ModelClient:
         """`pay()` for `key`, while identical requests that arrive meanwhile wait for its reply
         (`wait_in_flight`) instead of paying again: a client that times out and retries, or
         two callers asking the same thing at once."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future.set_running_or_notify_cancel()  # running: no waiter can cancel it
         self.cache.inflight[key] = future
         raw = None
         try:

@@ -22,6 +22,7 @@ made elsewhere mixes two machines' replies; its manifest names the machine it ra
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import gzip
 import hashlib
 import json
@@ -90,9 +91,10 @@ class ResponseCache:
         self.path = Path(path) if path is not None else None
         self.hits = 0
         self.misses = 0
-        # Requests in flight (key -> asyncio.Future of the raw response), kept by the async
-        # clients so that identical concurrent requests are paid once.
-        self.inflight: dict[str, Any] = {}
+        # Requests in flight (key -> concurrent.futures.Future of the raw response), kept by
+        # the async clients so that identical concurrent requests are paid once; thread-safe
+        # futures, because one cache serves several event loops (each peer gateway runs its own)
+        self.inflight: dict[str, concurrent.futures.Future[Any]] = {}
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
