@@ -70,6 +70,10 @@ def test_gateway_passes_configuration_errors_through_with_their_status(tmp_path)
             assert "gpt-4o" in resp.json()["error"]["message"]
             missing = httpx.post(f"{gw.base_url}/completions", json=chat_body("hi"))
             assert missing.status_code == 404
+            sent = server.count("/chat/completions")
+            listed = httpx.post(f"{gw.base_url}/chat/completions", json=[chat_body("hi")])
+            assert listed.json()["error"]["message"] == "request body is not a JSON object"
+            assert listed.status_code == 400 and server.count("/chat/completions") == sent
 
 
 def test_stopping_the_gateway_fails_the_call_in_flight_at_once() -> None:

@@ -212,6 +212,8 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw)
             except ValueError:
                 return self._send(400, _error("request body is not JSON"))
+            if not isinstance(body, dict):
+                return self._send(400, _error("request body is not a JSON object"))
             gateway.requests[kind] += 1
             self._answer(lambda: gateway.call(kind, body))
 
@@ -225,6 +227,13 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             except GatewayStopped:
                 message = "the gateway stopped: the run is stopping"
                 return self._send(503, _error(message), retry=False)
+            except Exception as exc:  # a fault of the harness, not of the request or upstream
+                # named to the package at once (no retry: it would meet the same fault), so the
+                # run stops on this message, not on the SDK's "Connection error." after its
+                # retries; the traceback goes to the run's log
+                log.exception("gateway: %s failed inside the harness", self.path)
+                message = f"the gateway failed inside the harness: {type(exc).__name__}: {exc}"
+                return self._send(500, _error(message), retry=False)
             self._send(200, data)
 
         def _send(self, status: int, payload: Any, *, retry: bool = True) -> None:
