@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 import httpx2 as httpx  # the HTTP library the openai SDK (3.x) brings
 import pytest
 
-from baselines.peers.base import PeerArm, PeerNotInstalled, items_of
+from baselines.peers.base import PeerArm, PeerCallFailed, PeerNotInstalled, items_of
 from baselines.peers.gateway import Gateway
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.client import ChatModel, Embedder, Endpoint
@@ -193,6 +194,42 @@ def test_a_package_that_stops_waiting_gets_one_line_and_its_retry_costs_nothing(
     assert "Traceback" not in capfd.readouterr().err
     (line,) = [r.getMessage() for r in caplog.records if "stopped waiting" in r.getMessage()]
     assert "/v1/chat/completions" in line and "answered from the response cache" in line
+
+
+class _Swallowing(PeerArm):
+    """A package that, like Mem0, logs a failed model call and carries on without its reply."""
+
+    module: ClassVar[str] = "json"  # any importable module: the package is this class
+    extra: ClassVar[str] = "swallowing"
+    incremental: ClassVar[bool] = True
+    model: ClassVar[str] = "scripted"
+
+    async def ingest_items(self, items, endpoints) -> None:
+        for item in items:
+            body = chat_body(item.text, self.model)
+            url = f"{endpoints.llm_base_url}/chat/completions"
+            reply = await asyncio.to_thread(httpx.post, url, json=body)
+            self.stats["kept"] = self.stats.get("kept", 0) + (reply.status_code == 200)
+
+
+def test_a_package_that_carries_on_after_a_failed_call_stops_the_run(tmp_path) -> None:
+    """Mem0 answers a failed extraction with "no memories to extract" and goes on: scored, its
+    store would look like a complete one. The arm stops at the first error answer, naming it."""
+    events = [Event("e0", "capital of France?", at="2024-01-01")]
+    with ScriptedServer([("capital", "Paris")], models=["scripted", "scripted-embed"]) as server:
+        writer, embedder = clients(server.base_url, ResponseCache(None), UsageMeter())
+        services = Services(writer=writer, embedder=embedder)
+        fine = _Swallowing(services, workdir=str(tmp_path / "a"))
+        asyncio.run(fine.ingest(events))  # every call answered: no complaint
+        assert fine.stats["kept"] == 1
+        asyncio.run(fine.aclose())
+
+        failing = _Swallowing(services, workdir=str(tmp_path / "b"))
+        failing.model = "gpt-4o"  # unknown upstream: HTTP 404, which the package swallows
+        named = r"swallowing package got 1 error.*HTTP 404.*gpt-4o"
+        with pytest.raises(PeerCallFailed, match=named):
+            asyncio.run(failing.ingest(events))
+        asyncio.run(failing.aclose())
 
 
 class _Absent(PeerArm):

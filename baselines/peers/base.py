@@ -124,6 +124,10 @@ def quiet_telemetry() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+class PeerCallFailed(RuntimeError):
+    """A peer package's model call failed; its store may lack what the call would have added."""
+
+
 class PeerArm(MemoryArm):
     """Base of the peer arms: endpoints, a private working folder, snapshots, rendering.
 
@@ -200,14 +204,28 @@ class PeerArm(MemoryArm):
         if self.incremental:  # the same calls in the same order, with progress after each unit
             for done, item in enumerate(items, 1):
                 await self.ingest_items([item], endpoints)
+                self.check_calls()
                 self.report_progress(done, len(items))
         else:
             await self.ingest_items(items, endpoints)
+            self.check_calls()
             self.report_progress(len(items), len(items))
         self.stats.setdefault("items", len(items))
 
     async def ingest_items(self, items: Sequence[Item], endpoints: PeerEndpoints) -> None:
         raise NotImplementedError
+
+    def check_calls(self) -> None:
+        """Stop if the package got an error answer from its gateway (`Gateway.note_failure`):
+        a package that logs it and carries on (Mem0 does) would leave a store missing what the
+        call would have added, and the run would score it as if nothing had failed."""
+        failures = self.gateway.failures if self.gateway is not None else []
+        if failures:
+            raise PeerCallFailed(
+                f"the {self.extra} package got {len(failures)} error answer(s) from the model "
+                f"(first: {failures[0]}) and may have carried on without them; stopping rather "
+                "than score an incomplete store (fix the cause and rerun: paid calls are cached)"
+            )
 
     async def search(self, query: str, endpoints: PeerEndpoints) -> list[str]:
         """The package's top-k memories for a query, best first, as text lines."""
@@ -223,6 +241,7 @@ class PeerArm(MemoryArm):
             lines = await self.search(question.text, endpoints)
             # measured after the search, on the same store, under the same lock
             store = await self.introspection(question, endpoints) if self.introspect else None
+            self.check_calls()
         lines = [" ".join(line.split()) for line in lines[: self.k]]
         ids = tuple(f"{self.extra}-{i}" for i in range(len(lines)))
         meta: dict[str, Any] = {**self.stats, "shown": len(lines)}

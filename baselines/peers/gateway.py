@@ -105,6 +105,7 @@ class Gateway:
         }
         self.requests = {"chat": 0, "embeddings": 0}
         self.gone = 0  # replies whose package had stopped waiting (note_gone)
+        self.failures: list[str] = []  # error answers given to the package (note_failure)
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._httpd: ThreadingHTTPServer | None = None
@@ -132,6 +133,13 @@ class Gateway:
             reuse,
             self.gone,
         )
+
+    def note_failure(self, path: str, status: int, message: str) -> None:
+        """The package got an error answer instead of a reply. Some packages log it and carry
+        on without the reply (Mem0: "no memories to extract"), so the arm checks this list and
+        stops the run rather than keep a store silently missing what the call would have added
+        (`PeerArm.check_calls`)."""
+        self.failures.append(f"{path}: HTTP {status}: {message}")
 
     @property
     def cache_enabled(self) -> bool:
@@ -221,9 +229,9 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             try:
                 data = call()
             except ModelConfigError as exc:
-                return self._send(exc.status or 400, _error(str(exc)))
+                return self._fail(exc.status or 400, str(exc))
             except ModelError as exc:
-                return self._send(502, _error(str(exc)))
+                return self._fail(502, str(exc))
             except GatewayStopped:
                 message = "the gateway stopped: the run is stopping"
                 return self._send(503, _error(message), retry=False)
@@ -233,8 +241,12 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
                 # retries; the traceback goes to the run's log
                 log.exception("gateway: %s failed inside the harness", self.path)
                 message = f"the gateway failed inside the harness: {type(exc).__name__}: {exc}"
-                return self._send(500, _error(message), retry=False)
+                return self._fail(500, message, retry=False)
             self._send(200, data)
+
+        def _fail(self, status: int, message: str, *, retry: bool = True) -> None:
+            gateway.note_failure(self.path, status, message)
+            self._send(status, _error(message), retry=retry)
 
         def _send(self, status: int, payload: Any, *, retry: bool = True) -> None:
             out = json.dumps(payload, ensure_ascii=False).encode("utf-8")
