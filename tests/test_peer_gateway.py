@@ -75,6 +75,11 @@ def test_gateway_passes_configuration_errors_through_with_their_status(tmp_path)
             listed = httpx.post(f"{gw.base_url}/chat/completions", json=[chat_body("hi")])
             assert listed.json()["error"]["message"] == "request body is not a JSON object"
             assert listed.status_code == 400 and server.count("/chat/completions") == sent
+            # answers the package could swallow are kept for the arm's check; a missing route is
+            # not (packages probe routes and handle the 404 themselves)
+            assert len(gw.failures) == 2
+            assert "HTTP 404" in gw.failures[0] and "gpt-4o" in gw.failures[0]
+            assert gw.failures[1].endswith("HTTP 400: request body is not a JSON object")
 
 
 def test_stopping_the_gateway_fails_the_call_in_flight_at_once() -> None:
@@ -202,7 +207,10 @@ class _Swallowing(PeerArm):
     module: ClassVar[str] = "json"  # any importable module: the package is this class
     extra: ClassVar[str] = "swallowing"
     incremental: ClassVar[bool] = True
-    model: ClassVar[str] = "scripted"
+
+    def __init__(self, services: Services, workdir: str, model: str = "scripted") -> None:
+        super().__init__(services, workdir=workdir)
+        self.model = model  # the model the package asks the gateway for
 
     async def ingest_items(self, items, endpoints) -> None:
         for item in items:
@@ -224,8 +232,8 @@ def test_a_package_that_carries_on_after_a_failed_call_stops_the_run(tmp_path) -
         assert fine.stats["kept"] == 1
         asyncio.run(fine.aclose())
 
-        failing = _Swallowing(services, workdir=str(tmp_path / "b"))
-        failing.model = "gpt-4o"  # unknown upstream: HTTP 404, which the package swallows
+        # an unknown upstream model: HTTP 404, which the package swallows
+        failing = _Swallowing(services, workdir=str(tmp_path / "b"), model="gpt-4o")
         named = r"swallowing package got 1 error.*HTTP 404.*gpt-4o"
         with pytest.raises(PeerCallFailed, match=named):
             asyncio.run(failing.ingest(events))

@@ -219,9 +219,9 @@ def _handler_for(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(raw)
             except ValueError:
-                return self._send(400, _error("request body is not JSON"))
+                return self._fail(400, "request body is not JSON")
             if not isinstance(body, dict):
-                return self._send(400, _error("request body is not a JSON object"))
+                return self._fail(400, "request body is not a JSON object")
             gateway.requests[kind] += 1
             self._answer(lambda: gateway.call(kind, body))
 
