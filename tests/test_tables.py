@@ -393,6 +393,11 @@ def test_table7_shows_a_stopped_ingest_as_a_labelled_partial_row(tmp_path) -> No
     assert mem0["sh_6k acc"] == "partial: 2 of 50 answered, not yet scored / 36"
     assert mem0["ingest 6k"] == "695 (3) calls, 150,535 tok, 2,689 s"
     assert "- `mem0` on sh_6k: ingest finished; 2 of 50 questions answered" in markdown
+    # each partial row names the command that lands in its folder: its source and its limit
+    # (the Makefile's LIMIT defaults to 100, another config)
+    resume = "`make reproduce-table7-peers TABLE7_PEERS=mem0 SOURCES=sh_6k LIMIT=50`"
+    assert f"2 of 50 questions answered; {resume}" in markdown
+    assert "TABLE7_PEERS=graphiti SOURCES=sh_6k LIMIT=50`" in markdown
     assert mem0["mh_6k acc"] == "partial: ingest 1/27 / 5"
     assert markdown.startswith("# Table 7, the peer systems' rows")
     assert table_row(markdown, "raw_facts")["sh_6k acc"].startswith("50 [30–70] (50)")

@@ -129,7 +129,7 @@ def unfinished(
                 row.setdefault(f"ingest {length}", format_cost(cost))
             lines.append(
                 f"- `{r['arm']}` on {r['source']}: ingest finished; "
-                f"{int(r['answered'])}{of} questions answered"
+                f"{int(r['answered'])}{of} questions answered; {_resume(r)}"
             )
             continue
         done, total = int(r["units_done"]), int(r["units_total"])
@@ -146,19 +146,31 @@ def unfinished(
             )
             lines.append(
                 f"- `{r['arm']}` on {r['source']}: {done} of {total} units ingested; the rest "
-                f"is about {(total - done) * seconds / 3600:.1f} h more here"
+                f"is about {(total - done) * seconds / 3600:.1f} h more here; {_resume(r)}"
             )
         else:
-            lines.append(f"- `{r['arm']}` on {r['source']}: {done} of {total} units ingested")
+            lines.append(
+                f"- `{r['arm']}` on {r['source']}: {done} of {total} units ingested; {_resume(r)}"
+            )
         row.setdefault(f"ingest {length}", cell)
     if not lines:
         return ""
     return (
-        "\n**Partial rows** (a run still going or stopped: no scores yet). Rerunning "
-        "the same command (`make reproduce-table7-peers TABLE7_PEERS=<arm>`) resumes it: every "
-        "call made before the stop is answered from the response cache, so nothing is paid "
-        "twice.\n\n" + "\n".join(lines) + "\n"
+        "\n**Partial rows** (a run still going or stopped: no scores yet). Each row's command "
+        "resumes it: every call made before the stop is answered from the response cache, so "
+        "nothing is paid twice, on a machine whose cache holds those calls "
+        "(`runs/cache.sqlite`, or their dump in `results/cache/` imported: its README); "
+        "elsewhere the run starts over.\n\n" + "\n".join(lines) + "\n"
     )
+
+
+def _resume(r: Any) -> str:
+    """The command that lands in this partial run's folder: the same arm, source and question
+    limit (another limit is another config, hence another run)."""
+    experiment = "table7-peers" if r["experiment"] == "table7_peers" else "table7"
+    variable = "TABLE7_PEERS" if experiment == "table7-peers" else "TABLE7_ARMS"
+    limit = f" LIMIT={int(r['expected'])}" if r["expected"] == r["expected"] else ""
+    return f"`make reproduce-{experiment} {variable}={r['arm']} SOURCES={r['source']}{limit}`"
 
 
 def _table7_column(name: str) -> tuple[int, int, str]:
