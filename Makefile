@@ -232,16 +232,19 @@ reproduce-table8: $(PROFILE_SETUP)
 # The peers on the retraction and conflict probes (Graphiti: the paper's Table 8 row and §4.2.3;
 # Mem0: ours), through their packages (make setup-peers), one Graphiti episode / Mem0 add per
 # event, with store introspection ("v1 in store", "both reports valid": docs/peers.md). The
-# tables are rebuilt with every arm's runs.
+# tables are rebuilt from the peers' runs here together with the committed runs of the same
+# profile (WITH_COMMITTED: a run here wins over its exported copy), so a machine that ran only
+# the peers adds their rows instead of being refused for the rows whose runs it lacks.
+WITH_COMMITTED := --with results/runs
 ALFREV_PEERS ?= graphiti_alfrev mem0_alfrev
 reproduce-table8-peers: $(PROFILE_SETUP) setup-peers
 	$(SWEEP) experiment=table8 benchmark.cases=$(CASES) benchmark.d=0,32 \
 	  arm=$(call commas,$(ALFREV_PEERS))
-	$(TABLE) table8
+	$(TABLE) table8 $(WITH_COMMITTED)
 
 reproduce-conflict-peers: $(PROFILE_SETUP) setup-peers
 	$(SWEEP) experiment=conflict benchmark.cases=$(CASES) arm=$(call commas,$(ALFREV_PEERS))
-	$(TABLE) conflict
+	$(TABLE) conflict $(WITH_COMMITTED)
 
 # Table 7 (§4.3, B.4): MemoryAgentBench FactConsolidation, every arm on each source; LIMIT questions
 # per source (the paper: 100). On the local profile llama-server gets the paper's 16k window so the
@@ -265,7 +268,7 @@ reproduce-table7: $(PROFILE_SETUP)
 # from the response cache and shows as a labelled partial row until then (docs/peers.md).
 reproduce-table7-peers: $(PROFILE_SETUP) setup-peers
 	$(SWEEP7_ANY) experiment=table7_peers arm=$(call commas,$(TABLE7_PEERS))
-	$(TABLE) table7_peers
+	$(TABLE) table7_peers $(WITH_COMMITTED)
 
 # Appendix F: the write-path audit of the state runs (soft identity on: pmem_state; off:
 # pmem_state_nosoft), against the template parse of the same stream.

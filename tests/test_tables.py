@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,6 +79,40 @@ def test_a_rebuild_never_silently_drops_a_committed_row(tmp_path, capsys) -> Non
     assert main(["table6", "--runs", str(runs), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "arm=pmem_commit" in err and "L=1" in err and "(n 20 -> 5)" in err
+
+
+def test_runs_made_here_join_the_committed_ones_of_their_profile(tmp_path, capsys) -> None:
+    """`--with results/runs`: a peer run made on a machine that holds none of the table's other
+    runs adds its row to the committed table instead of being refused; a run made here wins
+    over its exported copy, and another profile's runs stay out."""
+    committed, here, out = tmp_path / "results_runs", tmp_path / "runs", tmp_path / "out"
+    fake_run(committed, "commit", arm="pmem_commit", L=1, cases=20, correct=19)
+    fake_run(committed, "raw", arm="raw_topk", L=1, cases=20, correct=10)
+    fake_run(committed, "cluster", arm="raw_tags", L=1, cases=20, correct=20, model="big")
+    assert main(["table6", "--runs", str(committed), "--out", str(out)]) == 0
+    assert "raw_tags" not in (out / "tables" / "table6.csv").read_text()  # another profile
+
+    fake_run(here, "peer", arm="raw_recon", L=1, cases=20, correct=11)
+    fake_run(here, "raw", arm="raw_topk", L=1, cases=20, correct=12)  # resumed here: wins
+    capsys.readouterr()
+    assert main(["table6", "--runs", str(here), "--out", str(out)]) == 2  # alone: loses rows
+    assert "--with results/runs" in capsys.readouterr().err
+    assert main(["table6", "--runs", str(here), "--with", str(committed), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"1 run(s) of {committed / 'table6'} join those of {here / 'table6'}" in err
+    assert "1 of another profile left out" in err
+    md = (out / "tables" / "table6.md").read_text()
+    assert "Built from 3 run(s)" in md
+    assert table_row(md, "raw_recon")["L=1"].startswith("55.0")
+    assert table_row(md, "raw_topk")["L=1"].startswith("60.0")  # here's 12 of 20, not 10
+    assert table_row(md, "pmem_commit")["L=1"].startswith("95.0")
+    assert "raw_tags" not in md
+    # the pool is a scratch folder of links: neither root gains or loses a folder
+    assert sorted(p.name for p in (here / "table6").iterdir()) == ["peer", "raw"]
+    assert sorted(p.name for p in (committed / "table6").iterdir()) == ["cluster", "commit", "raw"]
+
+    with pytest.raises(SystemExit):  # --check compares with one root: the committed one
+        main(["table6", "--check", "--runs", str(here), "--with", str(committed)])
 
 
 def test_a_runs_row_carries_its_writer() -> None:

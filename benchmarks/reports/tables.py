@@ -25,6 +25,7 @@ import io
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -56,6 +57,7 @@ from benchmarks.reports.frame import (
     per_question,
     say,
 )
+from benchmarks.reports.pool import pooled
 
 __all__ = [
     "BENCH_META",
@@ -180,11 +182,32 @@ def build(
     profile: str | None = None,
     include_scripted: bool = False,
     replace: bool = False,
+    also: Sequence[Path] = (),
 ) -> str:
     """Collect an experiment's runs, build its table, write the .md and .csv; the markdown.
     Raises `NoRuns` (writing nothing) when the experiment has no runs the table may use, and
     `WouldDropRows` (writing nothing) when the table on disk has rows these runs do not
-    (committed results whose runs are elsewhere), unless `replace`."""
+    (committed results whose runs are elsewhere), unless `replace`. `also`: more roots whose
+    runs of the same profile join those under `runs`, which win (`pool.pooled`; e.g.
+    results/runs, so a peer run made here adds its rows to the committed table)."""
+    with pooled([runs, *also], name) as root:
+        shown = " with ".join(str(r / name) for r in [runs, *also])
+        return _build(
+            name, root, out, shown, profile=profile, include_scripted=include_scripted,
+            replace=replace,
+        )  # fmt: skip
+
+
+def _build(
+    name: str,
+    runs: Path,
+    out: Path,
+    shown: str,
+    *,
+    profile: str | None,
+    include_scripted: bool,
+    replace: bool,
+) -> str:
     try:
         df = collect(runs, name, profile=profile, include_scripted=include_scripted)
         present = _with_partial(df, name, runs, profile)
@@ -197,10 +220,10 @@ def build(
     lost = [] if replace else dropped_rows(tables / f"{name}.csv", present)
     if lost:
         raise WouldDropRows(
-            f"{name}: the runs under {runs}/{name} would lose or weaken {len(lost)} row(s) of "
+            f"{name}: the runs under {shown} would lose or weaken {len(lost)} row(s) of "
             f"{tables / name}.md: {listed(lost, 4)}; build from where those rows' runs are (--runs "
-            "results/runs reads the exported ones) or rerun them, or pass --replace to write the "
-            "table anyway",
+            "results/runs reads the exported ones, --with results/runs adds them to these) or "
+            "rerun them, or pass --replace to write the table anyway",
             lost,
         )
     md = TABLES[name](df, runs, out)
@@ -217,6 +240,7 @@ def build_all(
     profile: str | None = None,
     include_scripted: bool = False,
     replace: bool = False,
+    also: Sequence[Path] = (),
 ) -> dict[str, str]:
     """Every table with runs under `runs`; what happened to each, one line per table."""
     if not runs.is_dir() or not any(runs.glob("*/*/summary.json")):
@@ -229,7 +253,7 @@ def build_all(
         try:
             build(
                 name, runs, out, profile=profile, include_scripted=include_scripted,
-                replace=replace,
+                replace=replace, also=also,
             )  # fmt: skip
         except (NoRuns, WouldDropRows) as err:
             done[name] = f"{err}; {out / 'tables' / name}.md left as it is"
@@ -342,6 +366,17 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument(
+        "--with",
+        dest="also",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RUNS",
+        help="add this root's runs of the same profile as those under --runs (a run under --runs "
+        "wins over its copy here), e.g. --with results/runs: a peer run made here joins the "
+        "committed rows; repeatable",
+    )
+    p.add_argument(
         "--profile", help="build from this profile's runs (its label or reader model) only"
     )
     p.add_argument(
@@ -362,6 +397,8 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         "under --runs build, byte for byte (exit 1 when one is not); use --runs results/runs",
     )
     args = p.parse_args(argv)
+    if args.check and args.also:
+        p.error("--with builds a table from pooled runs; --check compares with --runs alone")
     if args.check:  # one line per committed table on stdout; exit 1 unless all are backed
         if args.table == "all":
             results = check_all(args.runs, args.out, profile=args.profile)
@@ -373,6 +410,7 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         "profile": args.profile,
         "include_scripted": args.include_scripted,
         "replace": args.replace,
+        "also": args.also,
     }
     if args.table == "all":
         build_all(args.runs, args.out, **options)
