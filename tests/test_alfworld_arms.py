@@ -14,12 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from baselines.pmem_arms.cells import RetentionStore
 from baselines.pmem_arms.commit import (
     REVISE_SCHEMA,
     OracleCommitArm,
     PatchCommitArm,
-    RetentionStore,
-    copy_log,
     oracle_patch,
     revise_schema,
 )
@@ -30,7 +29,7 @@ from benchmarks.models.client import ChatModel, Embedder, Endpoint, run_sync
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import MemoryArm, Services
 from benchmarks.scoring.scorers import ConflictFlagged, LocationMatch
-from pmem import Memory
+from pmem import Memory, copy_log
 from pmem.revise import parse_revise
 from tests.alfworld_agent import Agent
 

@@ -12,7 +12,8 @@ the resulting one-line cell ``[key] value`` (Appendix B.2). What varies, and whe
 * **retention** (an option): `retention=True` writes to `pmem.Memory` (superseded values kept,
   a retraction rolls back along the supersedes chain); `retention=False` is Table 8's CRUD
   ablation, `CrudStore`: the same patches, lowered by the same controller, but an update
-  overwrites and a retraction deletes the cell, and a contest is last-write-wins;
+  overwrites and a retraction deletes the cell, and a contest is last-write-wins (both stores
+  are in cells.py);
 * **routing** (an option): `route="target"` feeds the target chain only, as Table 6 does
   (B.2); `route="pool"` ingests every event of the pool, each routed to its own object's cell.
 
@@ -36,18 +37,17 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from baselines.pmem_arms.cells import CrudStore, RetentionStore
 from benchmarks import alfworld_revision as ar
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
-from pmem import InvalidOperation, Memory, Patch, copy_log
-from pmem.graph import CONTESTED, EMPTY
+from pmem import InvalidOperation, Patch
+from pmem.graph import CONTESTED
 from pmem.identity import SAME_PROMPT, SOFT_IDENTITY, SoftIdentity
-from pmem.patch import decide
-from pmem.render import check_disclose, one_line, render_cell
+from pmem.render import check_disclose
 from pmem.revise import (
     REVISE_SCHEMA,
     AnnotationError,
@@ -58,8 +58,6 @@ from pmem.revise import (
 
 TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
 ROUTES = ("target", "pool")
-STORE_FILE = "store.sqlite"
-CRUD_FILE = "crud.json"
 WRITER_FILE = "writer.json"
 
 # ---------------------------------------------------------------------------------------------
@@ -216,119 +214,6 @@ def oracle_patch(text: str, key: str, head: str | None, status: str) -> Patch:
             return Patch("noop", key)
         return Patch("revise", key, head, loc, "contested" if kind == "report" else "superseded")
     raise AnnotationError("unparsed", f"no template matches {text!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# Stores: retention (pmem.Memory) and the CRUD ablation
-# ---------------------------------------------------------------------------------------------
-
-
-def cell_line(key: str, rendered: str) -> str:
-    """B.2's read, ``[key] value``, from a `key = value ...` rendering (§3.4)."""
-    return f"[{key}] {rendered.removeprefix(f'{one_line(key)} = ')}"
-
-
-class RetentionStore:
-    """P-Mem: every event is evidence, every patch goes through `Memory.apply`; nothing is
-    deleted, so a retraction reopens the retained predecessor (§3.3 rollback)."""
-
-    retention = True
-
-    def __init__(self) -> None:
-        self.memory = Memory()
-
-    def observe(self, text: str) -> str:
-        return self.memory.observe(text, source="alfworld-revision")
-
-    def apply(self, key: str, patch: Patch, evidence: str | None) -> str:
-        return self.memory.apply(replace(patch, evidence=evidence)).decision
-
-    def noop(self, key: str, evidence: str | None) -> None:
-        """The paper's noop: a supported-by edge on the head, if there is one."""
-        if self.memory.cell(key).head is not None:
-            self.memory.support(key, evidence=evidence)
-
-    def head(self, key: str) -> tuple[str | None, str]:
-        cell = self.memory.cell(key)
-        return cell.value, cell.status
-
-    def describe(self, key: str) -> str:
-        return self.memory.render(key, disclose=("alternatives",))
-
-    def line(self, key: str, disclose: frozenset[str]) -> str:
-        return cell_line(key, render_cell(self.memory.cell(key), disclose))
-
-    def retained(self, key: str) -> list[str]:
-        return list(dict.fromkeys(v.value for v in self.memory.versions(key)))
-
-    def save(self, directory: Path) -> None:
-        path = directory / STORE_FILE
-        for stale in directory.glob(f"{STORE_FILE}*"):
-            stale.unlink()  # a half-written earlier save
-        with Memory(path) as disk:
-            copy_log(self.memory, disk)
-
-    def load(self, directory: Path) -> bool:
-        path = directory / STORE_FILE
-        if not path.exists():
-            return False
-        with Memory(path) as disk:
-            self.memory = Memory()
-            copy_log(disk, self.memory)
-        return True
-
-
-class CrudStore:
-    """Retention off (Table 8's CRUD ablation): one value per key and nothing behind it.
-
-    Patches are classified by the same controller (`pmem.patch.decide`); an accept, reject,
-    contest or resolve overwrites (a contest is last-write-wins: no conflict is represented),
-    a revoke or a value-less reject deletes the cell, a support changes nothing."""
-
-    retention = False
-
-    def __init__(self) -> None:
-        self.cells: dict[str, str] = {}
-
-    def observe(self, text: str) -> None:
-        return None
-
-    def apply(self, key: str, patch: Patch, evidence: str | None) -> str:
-        head = self.cells.get(key)
-        d = decide(patch, None, head, hard_commit=False)
-        if d.op != "accept" and head is None:
-            raise InvalidOperation(key, f"{d.op} needs a current value, but the cell is empty")
-        if d.op in ("revoke", "reject") and d.value is None:
-            del self.cells[key]
-        elif d.value is not None:
-            self.cells[key] = d.value
-        return d.decision
-
-    def noop(self, key: str, evidence: str | None) -> None:
-        return None
-
-    def head(self, key: str) -> tuple[str | None, str]:
-        value = self.cells.get(key)
-        return value, EMPTY if value is None else "active"
-
-    def describe(self, key: str) -> str:
-        return f"{one_line(key)} = {one_line(self.cells.get(key) or '(empty)')}"
-
-    def line(self, key: str, disclose: frozenset[str]) -> str:
-        return cell_line(key, self.describe(key))
-
-    def retained(self, key: str) -> list[str]:
-        return [self.cells[key]] if key in self.cells else []
-
-    def save(self, directory: Path) -> None:
-        (directory / CRUD_FILE).write_text(json.dumps(self.cells, ensure_ascii=False))
-
-    def load(self, directory: Path) -> bool:
-        path = directory / CRUD_FILE
-        if not path.exists():
-            return False
-        self.cells = json.loads(path.read_text())
-        return True
 
 
 # ---------------------------------------------------------------------------------------------
