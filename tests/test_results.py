@@ -149,6 +149,35 @@ def test_export_is_what_the_loader_reads_and_is_byte_stable(tmp_path: Path, dry_
     assert json.loads(gzip.decompress((exported / "attempts.jsonl.gz").read_bytes())) == stop
 
 
+def test_an_export_replaces_its_earlier_one_and_never_a_finished_one_with_less(
+    tmp_path: Path, caplog
+) -> None:
+    """A run exported while it went (its progress record) and again once finished leaves no
+    progress behind; the same config begun again elsewhere never replaces a finished export."""
+    runs, dest = tmp_path / "runs", tmp_path / "results" / "runs"
+    fake_run(runs, "a", arm="pmem_commit", L=1, cases=20, correct=20)
+    folder, exported = runs / "table6" / "a", dest / "table6" / "a"
+    summary = (folder / "summary.json").read_text()
+    (folder / "summary.json").unlink()
+    progress = folder / "snapshots" / "s" / "ingest_progress.json"
+    progress.parent.mkdir(parents=True)
+    progress.write_text(json.dumps({"units_done": 3, "units_total": 27}))
+    assert export_runs(runs, dest, "table6") == [exported]
+    assert (exported / "snapshots/s/ingest_progress.json").exists()
+    assert not (exported / "summary.json").exists()
+
+    progress.unlink()
+    (folder / "summary.json").write_text(summary)
+    assert export_runs(runs, dest, "table6") == [exported]
+    assert (exported / "summary.json").read_text() == summary
+    assert not (exported / "snapshots/s/ingest_progress.json").exists()
+
+    (folder / "summary.json").unlink()  # begun again on another machine, not yet finished
+    assert export_runs(runs, dest, "table6") == []
+    assert (exported / "summary.json").read_text() == summary
+    assert "its finished export" in caplog.text and "is kept" in caplog.text
+
+
 def test_the_command_line_shows_a_runs_samples(dry_run: Path, capsys) -> None:
     (folder,) = (dry_run / "table6").iterdir()
     assert results_main(["show", str(folder), "--calls", "--id", "alfrev-L2-000"]) == 0

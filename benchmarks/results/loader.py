@@ -16,12 +16,15 @@ from __future__ import annotations
 import glob
 import gzip
 import json
+import logging
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 # The server of the scripted profile (configs/server/scripted.yaml): a run any of whose models it
 # served is a dry run, never a paper figure.
@@ -369,14 +372,20 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
     snapshots' stores stay behind; their ingest records come along, and their calls in one
     ingest_calls.jsonl.gz. An unfinished run with a recorded ingest progress (`load_partial`)
     is exported as its manifest and progress records, so a table built from the export shows
-    how far it got."""
+    how far it got.
+
+    The export of a run replaces its earlier one whole (a partial run exported before it
+    finished leaves no progress record behind); an unfinished run never replaces a finished
+    run's export (the same config rerun here has not caught up with it yet)."""
     written = []
     for exp, folder in run_folders(root, experiment):
         manifest = json.loads((folder / "manifest.json").read_text())
         if is_scripted(manifest["config"]):
             continue
         target = Path(dest) / exp / folder.name
-        target.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
         for name in ("manifest.json", "summary.json"):
             shutil.copyfile(folder / name, target / name)
         for name in EXPORTED:
@@ -399,7 +408,14 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         if is_scripted(manifest["config"]):
             continue
         target = Path(dest) / folder.parent.name / folder.name
-        target.mkdir(parents=True, exist_ok=True)
+        if (target / "summary.json").exists():
+            log.warning(
+                "export: %s is unfinished here; its finished export %s is kept", folder, target
+            )
+            continue
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
         shutil.copyfile(folder / "manifest.json", target / "manifest.json")
         for snapshot in (p for p in folder.glob("snapshots/*") if p.is_dir()):
             kept = target / "snapshots" / snapshot.name
