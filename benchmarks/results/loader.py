@@ -365,6 +365,15 @@ def _pack(data: bytes, target: Path) -> None:
     target.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
 
 
+def _fresh(target: Path) -> Path:
+    """An empty folder at `target`: a run's export replaces its earlier one whole, so no file
+    of the earlier export (a partial run's progress record) outlives it."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    return target
+
+
 def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
@@ -382,10 +391,7 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
         manifest = json.loads((folder / "manifest.json").read_text())
         if is_scripted(manifest["config"]):
             continue
-        target = Path(dest) / exp / folder.name
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
+        target = _fresh(Path(dest) / exp / folder.name)
         for name in ("manifest.json", "summary.json"):
             shutil.copyfile(folder / name, target / name)
         for name in EXPORTED:
@@ -413,9 +419,7 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
                 "export: %s is unfinished here; its finished export %s is kept", folder, target
             )
             continue
-        if target.exists():
-            shutil.rmtree(target)
-        target.mkdir(parents=True)
+        _fresh(target)
         shutil.copyfile(folder / "manifest.json", target / "manifest.json")
         for snapshot in (p for p in folder.glob("snapshots/*") if p.is_dir()):
             kept = target / "snapshots" / snapshot.name
