@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pandas as pd
+
 from benchmarks.factconsolidation import KeyHistory
-from benchmarks.reports.write_audit import audit_state
+from benchmarks.reports.tables import check
+from benchmarks.reports.write_audit import audit_state, write
+from benchmarks.results import export_runs
 from tests.test_fact_arms import oracle_arm, sh6k  # noqa: F401 - fixtures
 
 
@@ -43,3 +50,49 @@ def test_the_template_oracle_state_passes_the_audit(sh6k, oracle_arm) -> None:  
     # oracle keys are "subject | relation": another relation of the same subject may share a
     # value by chance, which the word rule counts; it must stay rare
     assert audit["stale_sibling_pct"] < 5
+
+
+def test_appendix_f_rebuilds_from_the_export(oracle_arm, tmp_path: Path) -> None:  # noqa: F811
+    """The state arm's snapshot records its current cells (frontier.jsonl); the export keeps
+    them and the meta, not the store: the audit built from results/runs is the one built from
+    the run folder, byte for byte, and `--check` says so."""
+    runs, export, results = tmp_path / "runs", tmp_path / "export", tmp_path / "results"
+    folder = runs / "table7" / "pmem_state_oracle__factconsolidation_sh_6k__0123456789"
+    snapshot = folder / "snapshots" / "00000000"
+    snapshot.mkdir(parents=True)
+    assert oracle_arm.save(snapshot)  # the arm's own snapshot: a real P-Mem store and its meta
+    config = {
+        "arm": {
+            "_target_": "baselines.pmem_arms.state.OracleStateArm",
+            "name": "pmem_state_oracle",
+        },
+        "benchmark": {"name": "factconsolidation_sh_6k", "source": "sh_6k"},
+        "llm": {"model": "m", "revision": "r1"},
+    }
+    (folder / "manifest.json").write_text(json.dumps({"config": config}))
+    (folder / "summary.json").write_text(json.dumps({"n": 0, "scores": {}}))
+    live = write(runs, "table7", results / "tables")
+
+    (exported,) = export_runs(runs, export, "table7")
+    kept = exported / "snapshots" / "00000000"
+    assert not (kept / "store.sqlite").exists()
+    assert (kept / "frontier.jsonl.gz").exists() and (kept / "state.json").exists()
+    assert write(export, "table7", tmp_path / "rebuilt") == live
+    for name in ("appendix_f.md", "appendix_f.csv"):
+        rebuilt = (tmp_path / "rebuilt" / name).read_bytes()
+        assert rebuilt == (results / "tables" / name).read_bytes()
+    (row,) = pd.read_csv(tmp_path / "rebuilt" / "appendix_f.csv").to_dict("records")
+    assert (row["keys"], row["cells"], row["survives_pct"]) == (294, 294, 100.0)  # the oracle's
+    ok, why = check("appendix_f", export, results)
+    assert ok, why
+    assert why.endswith(f"the 1 run(s) under {export / 'table7'}")
+
+    # a run from before the frontier records: the audit opens its store, with the same figures
+    (snapshot / "frontier.jsonl").unlink()
+    assert write(runs, "table7", tmp_path / "from_store") == live
+
+    # a hand edit is caught, as for every other table
+    md = results / "tables" / "appendix_f.md"
+    md.write_text(md.read_text().replace("294", "295", 1))
+    ok, why = check("appendix_f", export, results)
+    assert not ok and "is not what" in why

@@ -48,6 +48,10 @@ WRITERS = ("oracle", "llm")
 STORE_FILE = "store.sqlite"
 VECTORS_FILE = "cells.npy"
 META_FILE = "state.json"
+# The current cells as plain records (one {"key", "value"} line each, in order of first
+# arrival): what Appendix F's write audit reads, readable without the library, and what the
+# export keeps in place of the store (benchmarks.results.loader.FRONTIER).
+FRONTIER_FILE = "frontier.jsonl"
 SOURCE = "factconsolidation"
 
 # B.4: the state read is one line per retrieved cell under a header that says what it is.
@@ -307,12 +311,16 @@ class OracleStateArm(StateArm):
 def save_state(
     directory: Path, memory: Memory, meta: dict[str, Any], index: EmbeddingIndex | None
 ) -> None:
-    """A state arm's snapshot: the store (SQLite), its cell order and stats, the cell vectors."""
+    """A state arm's snapshot: the store (SQLite), its cell order and stats, the cell vectors,
+    and its current cells as records (FRONTIER_FILE)."""
     for stale in directory.glob(f"{STORE_FILE}*"):
         stale.unlink()  # a half-written earlier save
     with Memory(directory / STORE_FILE) as disk:
         copy_log(memory, disk)
     (directory / META_FILE).write_text(json.dumps(meta, ensure_ascii=False))
+    cells = ({"key": c.key, "value": c.value or ""} for c in memory.frontier())
+    text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cells)
+    (directory / FRONTIER_FILE).write_text(text, encoding="utf-8")
     if index is not None:
         index.save(directory / VECTORS_FILE)
 

@@ -273,8 +273,8 @@ F_STALE_6K = {"off": 9.4, "on": 4.7}
 
 def appendix_f(root: Path) -> tuple[pd.DataFrame, str]:
     """Appendix F's write-path audit of the FactConsolidation state runs: audited from the
-    user's runs/table7 snapshots when there are any (the committed export keeps no stores),
-    else the committed results/tables/appendix_f.csv; and where it came from."""
+    user's runs/table7 snapshots when there are any, else the committed
+    results/tables/appendix_f.csv; and where it came from."""
     from benchmarks.reports.write_audit import collect_audits  # opens the stores (pmem)
 
     runs = root / "runs"

@@ -22,6 +22,7 @@ Soft identity on vs off is two runs of the same arm (``arm.soft_identity=null`` 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import sys
@@ -33,7 +34,13 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.factconsolidation import FactConsolidation, KeyHistory, gold_state
-from benchmarks.results.loader import NoRuns, is_scripted
+from benchmarks.results.loader import (
+    FRONTIER,
+    PMEM_META,
+    PMEM_STORE,
+    NoRuns,
+    is_scripted,
+)
 from benchmarks.scoring.rules import normalize_answer
 from pmem import Memory
 
@@ -91,6 +98,21 @@ def audit_state(
     return Audit(len(gold), overwritten, len(cells), survives, stale)
 
 
+def snapshot_cells(snapshot: Path) -> list[tuple[str, str]]:
+    """A state snapshot's current cells as (key, value), in order of first arrival: its
+    frontier records (frontier.jsonl in a run folder, .jsonl.gz in the export), else, for a
+    run from before they were written, its store opened by the library."""
+    plain, packed = snapshot / f"{FRONTIER}.jsonl", snapshot / f"{FRONTIER}.jsonl.gz"
+    if plain.exists() or packed.exists():
+        raw = plain.read_bytes() if plain.exists() else gzip.decompress(packed.read_bytes())
+        records = map(json.loads, filter(str.strip, raw.decode("utf-8").split("\n")))
+        return [(r["key"], r["value"]) for r in records]
+    if not (snapshot / PMEM_STORE).exists():
+        raise FileNotFoundError(f"{snapshot}: neither {plain.name}(.gz) nor {PMEM_STORE}")
+    with Memory(snapshot / PMEM_STORE) as memory:
+        return [(c.key, c.value or "") for c in memory.frontier()]
+
+
 def audit_run(run: Path) -> dict[str, Any] | None:
     """The audit of one run folder, or None if it is not a finished state-arm ingest."""
     manifest = json.loads((run / "manifest.json").read_text())
@@ -100,10 +122,9 @@ def audit_run(run: Path) -> dict[str, Any] | None:
     bench = cfg["benchmark"]
     data = FactConsolidation(bench["source"], bench.get("path")).data
     rows = []
-    for snapshot in sorted((run / "snapshots").glob("*/store.sqlite")):
-        with Memory(snapshot) as memory:
-            cells = [(c.key, c.value or "") for c in memory.frontier()]
-        stats = json.loads((snapshot.parent / "state.json").read_text()).get("stats", {})
+    for meta in sorted((run / "snapshots").glob(f"*/{PMEM_META}")):
+        cells = snapshot_cells(meta.parent)
+        stats = json.loads(meta.read_text()).get("stats", {})
         audit = audit_state(cells, gold_state(data.facts)).to_dict()
         decisions = stats.get("decisions", {})
         rows.append(
@@ -148,7 +169,10 @@ def collect_audits(runs: Path, experiment: str) -> pd.DataFrame:
         if (row := audit_run(folder.parent)) is not None
     ]
     if not rows:
-        raise NoRuns(f"no state-arm snapshots under {runs / experiment}: run table7 first")
+        raise NoRuns(
+            f"no finished runs under {runs / experiment} with a P-Mem state store (arm "
+            "pmem_state*): run table7 first"
+        )
     df = pd.DataFrame(rows)
     df["stream"] = df["source"].str.split("_").str[1]
     df["soft_identity"] = (
@@ -162,23 +186,14 @@ def collect_audits(runs: Path, experiment: str) -> pd.DataFrame:
     return df.drop(columns=["_sh", "_single", "started_at"])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reports.write_audit",
-        description="Appendix F's write-path audit of the FactConsolidation state runs.",
-    )
-    parser.add_argument("--runs", type=Path, default=Path("runs"))
-    parser.add_argument("--experiment", default="table7")
-    parser.add_argument("--out", type=Path, default=Path("results/tables"))
-    args = parser.parse_args(argv)
-    try:
-        df = collect_audits(args.runs, args.experiment)
-    except NoRuns as err:
-        print(f"write_audit: {err}; nothing written", file=sys.stderr)
-        return 2
+def write(runs: Path, experiment: str, out: Path) -> str:
+    """Audit the experiment's state runs, write appendix_f.md and .csv into `out`; the markdown.
+    `runs` is a live runs root or the committed export (results/runs), which carries each
+    store's current cells. Raises `NoRuns` (writing nothing) when no state run is there."""
+    df = collect_audits(runs, experiment)
     df = df.sort_values(["stream", "writer", "soft_identity"], key=lambda c: c.astype(str))
-    args.out.mkdir(parents=True, exist_ok=True)
-    df.to_csv(args.out / "appendix_f.csv", index=False)
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / "appendix_f.csv", index=False)
     shown = df.drop(columns=["run", "source"]).set_index(["stream", "arm"])
     paper = (
         "Paper at 6k (F, B.4): {keys} template keys; the extractor creates {cells_no_soft} cells "
@@ -194,10 +209,24 @@ def main(argv: list[str] | None = None) -> int:
         + paper
         + "\n"
     )
-    (args.out / "appendix_f.md").write_text(text)
-    print(text)
+    (out / "appendix_f.md").write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.reports.write_audit",
+        description="Appendix F's write-path audit of the FactConsolidation state runs.",
+    )
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs"), help="a runs root, or results/runs"
+    )
+    parser.add_argument("--experiment", default="table7")
+    parser.add_argument("--out", type=Path, default=Path("results/tables"))
+    args = parser.parse_args(argv)
+    try:
+        print(write(args.runs, args.experiment, args.out))
+    except NoRuns as err:
+        print(f"write_audit: {err}; nothing written", file=sys.stderr)
+        return 2
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

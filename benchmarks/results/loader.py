@@ -43,6 +43,12 @@ INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 INGEST_PROGRESS = "ingest_progress.json"
 INGEST_RECORD = "ingest.json"
 SNAPSHOT_DONE = ".complete"
+# A P-Mem state arm's snapshot: its store, its meta and its current cells as records
+# (baselines.pmem_arms.state STORE_FILE, META_FILE and FRONTIER_FILE). The export keeps the meta
+# and the cells, which is what Appendix F's write audit reads; the store stays behind.
+PMEM_STORE = "store.sqlite"
+PMEM_META = "state.json"
+FRONTIER = "frontier"
 # The writer models of the paper's labelled writer-scale rows (Appendix D's "35B extractor",
 # Appendix F's writer scale), by exact model id, and the suffix their rows carry: a run with
 # `writer=vllm35b` is reported as `<arm>_35b`.
@@ -378,10 +384,11 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
     clone needs to rebuild the tables and show per-sample drill-downs without the runs: the
-    snapshots' stores stay behind; their ingest records come along, and their calls in one
-    ingest_calls.jsonl.gz. An unfinished run with a recorded ingest progress (`load_partial`)
-    is exported as its manifest and progress records, so a table built from the export shows
-    how far it got.
+    snapshots' stores stay behind; their ingest records come along, their calls in one
+    ingest_calls.jsonl.gz, and a P-Mem state store's current cells and meta (frontier.jsonl.gz,
+    state.json: what Appendix F's audit reads). An unfinished run with a recorded
+    ingest progress (`load_partial`) is exported as its manifest and progress records, so a
+    table built from the export shows how far it got.
 
     The export of a run replaces its earlier one whole (a partial run exported before it
     finished leaves no progress record behind); an unfinished run never replaces a finished
@@ -404,6 +411,22 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
             kept = target / "snapshots" / record.parent.name
             kept.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(record, kept / INGEST_RECORD)
+        # a P-Mem store's current cells and its meta (what the write audit reads)
+        for meta in folder.glob(f"snapshots/*/{PMEM_META}"):
+            cells = meta.parent / f"{FRONTIER}.jsonl"
+            if not cells.exists():
+                if (meta.parent / PMEM_STORE).exists():
+                    log.warning(
+                        "export: %s has a store but no %s (a run from before it was written): "
+                        "the write audit cannot be rebuilt from the export",
+                        meta.parent,
+                        cells.name,
+                    )
+                continue
+            kept = target / "snapshots" / meta.parent.name
+            kept.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(meta, kept / PMEM_META)
+            _pack(cells.read_bytes(), kept / f"{FRONTIER}.jsonl.gz")
         calls = ingest_calls(folder)
         if calls:
             text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)

@@ -157,9 +157,7 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
         try:
             with redirect_stderr(notes), redirect_stdout(io.StringIO()):
                 if name in AUDITED:
-                    write_audit.main(
-                        ["--runs", str(runs), "--experiment", experiment, "--out", str(out)]
-                    )
+                    write_audit.write(runs, experiment, out)
                     md_path, csv_path = out / f"{name}.md", out / f"{name}.csv"
                 else:
                     tables.build(name, runs, out, profile=profile)
