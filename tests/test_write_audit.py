@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -96,3 +98,17 @@ def test_appendix_f_rebuilds_from_the_export(oracle_arm, tmp_path: Path) -> None
     md.write_text(md.read_text().replace("294", "295", 1))
     ok, why = check("appendix_f", export, results)
     assert not ok and "is not what" in why
+
+
+def test_the_command_says_when_there_is_nothing_to_audit(tmp_path: Path) -> None:
+    """`python -m benchmarks.reports.write_audit` on a root with no state run: one line naming
+    the folder, exit 2, nothing written."""
+    out = tmp_path / "tables"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.reports.write_audit", "--runs", str(tmp_path),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done
+    assert done.stderr.startswith(f"write_audit: no finished runs under {tmp_path / 'table7'}")
+    assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()

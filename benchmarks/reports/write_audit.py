@@ -230,3 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"write_audit: {err}; nothing written", file=sys.stderr)
         return 2
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
