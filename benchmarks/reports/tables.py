@@ -277,6 +277,7 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
     identical; (False, why) when a committed row has no run there, or the rebuild differs (a
     table edited by hand, or built from runs that were not exported)."""
     committed = out / "tables"
+    experiment, audit = AUDITS.get(name, (name, None))
     with tempfile.TemporaryDirectory() as scratch:
         rebuilt = Path(scratch) / "tables"
         rebuilt.mkdir()
@@ -284,9 +285,8 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
             shutil.copyfile(committed / f"{name}.csv", rebuilt / f"{name}.csv")
         try:
             with contextlib.redirect_stderr(io.StringIO()):  # the builders' notes: not asked for
-                if name in AUDITS:
-                    experiment, write = AUDITS[name]
-                    write(runs, experiment, rebuilt)
+                if audit is not None:
+                    audit(runs, experiment, rebuilt)
                 else:
                     build(name, runs, Path(scratch), profile=profile)
         except NoRuns as err:
@@ -315,7 +315,6 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
                 f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r} ({_stack()})"
             )
-    experiment = AUDITS[name][0] if name in AUDITS else name
     runs_used = sum(1 for _ in (runs / experiment).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / experiment}"
 

@@ -22,7 +22,6 @@ Soft identity on vs off is two runs of the same arm (``arm.soft_identity=null`` 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import sys
@@ -40,6 +39,7 @@ from benchmarks.results.loader import (
     PMEM_STORE,
     NoRuns,
     is_scripted,
+    jsonl_text,
 )
 from benchmarks.scoring.rules import normalize_answer
 from pmem import Memory
@@ -102,13 +102,12 @@ def snapshot_cells(snapshot: Path) -> list[tuple[str, str]]:
     """A state snapshot's current cells as (key, value), in order of first arrival: its
     frontier records (frontier.jsonl in a run folder, .jsonl.gz in the export), else, for a
     run from before they were written, its store opened by the library."""
-    plain, packed = snapshot / f"{FRONTIER}.jsonl", snapshot / f"{FRONTIER}.jsonl.gz"
-    if plain.exists() or packed.exists():
-        raw = plain.read_bytes() if plain.exists() else gzip.decompress(packed.read_bytes())
-        records = map(json.loads, filter(str.strip, raw.decode("utf-8").split("\n")))
+    text = jsonl_text(snapshot, FRONTIER)
+    if text is not None:  # every line a cell: a damaged one raises rather than drop a cell
+        records = map(json.loads, filter(str.strip, text.split("\n")))
         return [(r["key"], r["value"]) for r in records]
     if not (snapshot / PMEM_STORE).exists():
-        raise FileNotFoundError(f"{snapshot}: neither {plain.name}(.gz) nor {PMEM_STORE}")
+        raise FileNotFoundError(f"{snapshot}: neither {FRONTIER}.jsonl(.gz) nor {PMEM_STORE}")
     with Memory(snapshot / PMEM_STORE) as memory:
         return [(c.key, c.value or "") for c in memory.frontier()]
 

@@ -131,15 +131,22 @@ def run_folders(
         yield summary.parent.parent.name, summary.parent
 
 
+def jsonl_text(folder: Path, name: str) -> str | None:
+    """The text of `<name>.jsonl` in a run folder, or of the export's `<name>.jsonl.gz`; None
+    when there is neither."""
+    plain, packed = folder / f"{name}.jsonl", folder / f"{name}.jsonl.gz"
+    if plain.exists():
+        return plain.read_text(encoding="utf-8")
+    if packed.exists():
+        return gzip.decompress(packed.read_bytes()).decode("utf-8")
+    return None
+
+
 def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
     """A run's `<name>.jsonl` (or the export's `<name>.jsonl.gz`); [] when it has none. Lines
     that are not records are skipped here (the runner sets them aside when it resumes)."""
-    plain, packed = folder / f"{name}.jsonl", folder / f"{name}.jsonl.gz"
-    if plain.exists():
-        text = plain.read_text(encoding="utf-8")
-    elif packed.exists():
-        text = gzip.decompress(packed.read_bytes()).decode("utf-8")
-    else:
+    text = jsonl_text(folder, name)
+    if text is None:
         return []
     out = []
     for line in text.split("\n"):  # not splitlines(): JSON lines end at \n only
