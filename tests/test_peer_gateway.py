@@ -293,3 +293,44 @@ def test_turns_of_one_session_form_one_unit() -> None:
         "user: line 4",
     ]
     assert [u.at for u in units] == ["2024-01-01", "2024-01-02", "2024-01-03"]
+
+
+_HUB_AFTER_A_PEER = """
+import os
+import sys
+from typing import ClassVar
+from baselines.peers.base import PeerArm
+from benchmarks.runner.arm import Services
+
+class Stdlib(PeerArm):  # a package that is always there: only the arm's own setup runs
+    module: ClassVar[str] = "json"
+    extra: ClassVar[str] = "stdlib"
+
+Stdlib(Services(), workdir=sys.argv[1])
+import huggingface_hub.constants as hub  # first imported after the peer arm was built
+print(hub.HF_HUB_OFFLINE, os.environ.get("HF_HUB_OFFLINE"), os.environ.get("TRANSFORMERS_OFFLINE"))
+"""
+
+
+def test_building_a_peer_arm_leaves_the_hub_usable(tmp_path) -> None:
+    """huggingface_hub reads its offline switch once, at its first import: a peer arm that set
+    HF_HUB_OFFLINE would refuse every later download in the process (a LongMemEval file, the
+    FactConsolidation parquet). Only a fresh interpreter shows the order, so one is started."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("huggingface_hub")
+    switches = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    env = {k: v for k, v in os.environ.items() if k not in switches}
+    out = subprocess.run(
+        [sys.executable, "-c", _HUB_AFTER_A_PEER, str(tmp_path / "arm")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).parents[1],
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "None", "None"]

@@ -114,14 +114,21 @@ def names_subject(text: str, subject: str) -> bool:
 
 
 def quiet_telemetry() -> None:
-    """Every telemetry switch the peers read (peers.md); set before any of them is imported."""
+    """Every telemetry switch the peers read (peers.md); set before any of them is imported.
+
+    Only switches that stop reporting home: the process stays free to use the model hub.
+    ``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` are deliberately not set here. huggingface_hub
+    reads them once, when it is first imported, so setting them for a peer would refuse every
+    later hub download in the same process (a LongMemEval file, the FactConsolidation parquet).
+    No peer arm needs the hub: their models are reached through the gateway, and MemoryOS's
+    SentenceTransformer is replaced (`memoryos_patches`).
+    """
     os.environ.setdefault("MEM0_TELEMETRY", "False")
     os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
     os.environ.setdefault("POSTHOG_DISABLED", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 class PeerCallFailed(RuntimeError):
