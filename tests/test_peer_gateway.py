@@ -334,3 +334,25 @@ def test_building_a_peer_arm_leaves_the_hub_usable(tmp_path) -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "None", "None"]
+
+
+def test_scoped_environ_puts_back_what_was_there(monkeypatch) -> None:
+    """What a peer package reads at import or construction (Mem0's home, HippoRAG's key) is set
+    for that block only: afterwards the process sees its own environment again."""
+    import os
+
+    from baselines.peers.base import scoped_environ
+
+    monkeypatch.delenv("PMEM_T_UNSET", raising=False)
+    monkeypatch.setenv("PMEM_T_SET", "mine")
+    with scoped_environ({"PMEM_T_UNSET": "a", "PMEM_T_SET": "b"}):
+        assert (os.environ["PMEM_T_UNSET"], os.environ["PMEM_T_SET"]) == ("a", "b")
+    assert "PMEM_T_UNSET" not in os.environ and os.environ["PMEM_T_SET"] == "mine"
+
+    with scoped_environ({"PMEM_T_UNSET": "a", "PMEM_T_SET": "b"}, keep_set=True):
+        assert (os.environ["PMEM_T_UNSET"], os.environ["PMEM_T_SET"]) == ("a", "mine")
+    assert "PMEM_T_UNSET" not in os.environ
+
+    with pytest.raises(RuntimeError), scoped_environ({"PMEM_T_UNSET": "a"}):
+        raise RuntimeError("an import that fails")
+    assert "PMEM_T_UNSET" not in os.environ

@@ -33,7 +33,8 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -52,6 +53,7 @@ __all__ = [
     "items_of",
     "names_subject",
     "require",
+    "scoped_environ",
 ]
 
 PEER_DIR = "peer"  # the package's own files, inside an arm's snapshot folder
@@ -111,6 +113,28 @@ def names_subject(text: str, subject: str) -> bool:
         return False
     inner = r"[\s_-]?".join(re.escape(c) for c in letters)
     return re.search(rf"(?<!\w){inner}s?(?!\w)", text.lower()) is not None
+
+
+@contextmanager
+def scoped_environ(values: Mapping[str, str], *, keep_set: bool = False) -> Iterator[None]:
+    """Set environment variables for the block only, then put back what was there.
+
+    Peer packages read some settings from the environment when they are imported or build
+    their clients (Mem0's home folder, HippoRAG's OpenAI key); left set, those would reach
+    everything else in the process. `keep_set`: leave a variable that is already set alone.
+    """
+    saved = {name: os.environ.get(name) for name in values}
+    for name, value in values.items():
+        if not (keep_set and saved[name] is not None):
+            os.environ[name] = value
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def quiet_telemetry() -> None:

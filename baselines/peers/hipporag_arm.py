@@ -18,8 +18,8 @@ Adaptations, none of which changes its algorithm:
   contain "text-embedding". The arm selects that class explicitly for the configured embedder's
   model name, so the real name is what the server receives and no alias has to be served.
 * Keys: the package's OpenAI clients read `OPENAI_API_KEY` when they are built; the arm sets it
-  only where it is unset (construction would fail otherwise) and then binds both clients to
-  `PeerEndpoints.api_key` explicitly.
+  for the construction only, where it is unset (construction would fail otherwise), and then
+  binds both clients to `PeerEndpoints.api_key` explicitly.
 * Imports: five modules are imported at the package's top level only for code paths this arm
   never takes (`_UNUSED_IMPORTS`); when they are not installed, placeholders stand in for them
   during the import and are removed from `sys.modules` right after, so nothing else in the
@@ -42,7 +42,6 @@ import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
-import os
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -50,7 +49,7 @@ from importlib import metadata
 from types import ModuleType
 from typing import Any, ClassVar
 
-from baselines.peers.base import Item, PeerArm, PeerEndpoints
+from baselines.peers.base import Item, PeerArm, PeerEndpoints, scoped_environ
 from benchmarks.runner.arm import Services
 
 SAVE_DIR = "hipporag"  # the package's save_dir, inside the arm's workdir
@@ -179,8 +178,6 @@ class HippoRAGArm(PeerArm):
         from hipporag.utils.config_utils import BaseConfig
 
         _route_embeddings(endpoints.embed_model)
-        # The clients read the key at construction; never overwrite a key someone else set.
-        os.environ.setdefault("OPENAI_API_KEY", endpoints.api_key)
         config = BaseConfig(
             save_dir=str(self.workdir / SAVE_DIR),
             llm_name=endpoints.llm_model,
@@ -189,7 +186,10 @@ class HippoRAGArm(PeerArm):
             embedding_base_url=endpoints.embed_base_url,
             openie_mode="online",
         )
-        hippo = HippoRAG(global_config=config)
+        # The clients need a key to be built: one for the construction only, never overwriting
+        # a key someone else set, and gone afterwards (the rest of the process keeps its own).
+        with scoped_environ({"OPENAI_API_KEY": endpoints.api_key}, keep_set=True):
+            hippo = HippoRAG(global_config=config)
         # Bind the endpoints' key explicitly (the environment's may belong to someone else).
         llm, embedder = hippo.llm_model, hippo.embedding_model
         llm.openai_client = llm.openai_client.with_options(api_key=endpoints.api_key)

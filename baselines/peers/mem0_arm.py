@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from baselines.peers.base import Item, PeerArm, PeerEndpoints
+from baselines.peers.base import Item, PeerArm, PeerEndpoints, scoped_environ
 from benchmarks.runner.arm import Services
 
 USER_ID = "pmem"  # every arm has its own store, so one Mem0 user per arm is enough
@@ -101,19 +101,11 @@ def import_mem0(home: Path) -> None:
     """
     with _GLOBALS:
         if "mem0.memory.main" not in sys.modules:
-            saved = {name: os.environ.get(name) for name in ("MEM0_DIR", "MEM0_TELEMETRY")}
-            os.environ["MEM0_DIR"] = str(home)
-            os.environ["MEM0_TELEMETRY"] = "False"
             try:
-                importlib.import_module("mem0")
+                with scoped_environ({"MEM0_DIR": str(home), "MEM0_TELEMETRY": "False"}):
+                    importlib.import_module("mem0")
             except ImportError:
                 return
-            finally:
-                for name, value in saved.items():
-                    if value is None:
-                        os.environ.pop(name, None)
-                    else:
-                        os.environ[name] = value
         # Also when someone else imported mem0 first: never let it post events.
         sys.modules["mem0.memory.telemetry"].MEM0_TELEMETRY = False
         sys.modules["mem0.memory.main"].capture_event = _no_telemetry
