@@ -15,7 +15,16 @@ BENCH=${BENCH:-.venv/bin/pmem-bench}
 # a 16k window for the five-session and long-context reads (the local profile's default is 4k),
 # and for the judge's B.1 class prompt, which quotes the evidence sessions (4.5k tokens on an
 # oracle instance); with the same window the reader and the judge share one server
-E="experiment=longmemeval_local llm.server.ctx=16384 judge.server.ctx=16384${SESSIONS:+ benchmark.sessions=$SESSIONS}"
+E="experiment=longmemeval_local${SESSIONS:+ benchmark.sessions=$SESSIONS}"
+# ...except where a read passes 16k: the extra S haystacks' sessions are long (about 12,000
+# characters), so session retrieval's five best come to 17.6k tokens with the prompt; those runs
+# get a 32k window (the model's own), reader and judge alike (measured 2026-12-05)
+window() {
+  case "$2:$1" in
+    s:chunk_retrieval*) echo 32768 ;;
+    *) echo 16384 ;;
+  esac
+}
 CLASSES=arm.classes=results/longmemeval_local/classes.jsonl
 declare -A RUN=(
   [no_memory]="arm=no_memory"
@@ -54,7 +63,9 @@ for arm in ${ARMS:-$ORDER}; do
   for file in $FILES; do
     echo "== $arm on $file"
     # shellcheck disable=SC2086
-    $BENCH $E ${RUN[$arm]} ${FILE[$file]} || echo "!! $arm on $file failed (rerun resumes it)" >&2
+    ctx=$(window "$arm" "$file")
+    $BENCH $E llm.server.ctx=$ctx judge.server.ctx=$ctx ${RUN[$arm]} ${FILE[$file]} ||
+      echo "!! $arm on $file failed (rerun resumes it)" >&2
   done
 done
 .venv/bin/python -m benchmarks.reports longmemeval_local
