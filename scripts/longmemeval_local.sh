@@ -17,8 +17,9 @@ BENCH=${BENCH:-.venv/bin/pmem-bench}
 # oracle instance); with the same window the reader and the judge share one server
 E="experiment=longmemeval_local${SESSIONS:+ benchmark.sessions=$SESSIONS}"
 # ...except where a read passes 16k: the extra S haystacks' sessions are long (about 12,000
-# characters), so session retrieval's five best come to 17.6k tokens with the prompt; those runs
-# get a 32k window (the model's own), reader and judge alike (measured 2026-12-05)
+# characters), so session retrieval's five best come to 17.1k-17.6k tokens with the prompt,
+# either key; those runs get a 32k window (the model's own), reader and judge alike (measured
+# 2026-12-05)
 window() {
   case "$2:$1" in
     s:chunk_retrieval*) echo 32768 ;;
