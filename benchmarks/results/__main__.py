@@ -2,7 +2,7 @@
 
     pmem-results list [--runs runs]               every run: profile, n, scores
     pmem-results show runs/table6/<run> [--id ID] [--wrong] [--calls] [--ingest]
-    pmem-results export table6 [--runs runs] [--to results/runs]
+    pmem-results export table6 [--runs runs] [--to results/runs] [--finished-only]
 
 `show` prints each question as the reader met it: the question and gold, what the arm read, the
 reply and the scores (``--calls``: every model call with its messages; ``--ingest``: the
@@ -138,9 +138,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     sh.add_argument("--chars", type=int, default=1500, help="longest text printed (characters)")
     ex = sub.add_parser("export", help="copy an experiment's runs for committing (gzipped)")
-    ex.add_argument("experiment")
-    ex.add_argument("--runs", type=Path, default=Path("runs"))
-    ex.add_argument("--to", type=Path, default=Path("results/runs"))
+    ex.add_argument("experiment", help="the experiment's folder under --runs, e.g. table6")
+    ex.add_argument("--runs", type=Path, default=Path("runs"), help="where the runs are")
+    ex.add_argument(
+        "--to", type=Path, default=Path("results/runs"), help="where the committed copies go"
+    )
+    ex.add_argument(
+        "--finished-only",
+        action="store_true",
+        help="leave unfinished runs behind (by default a run stopped mid-way is exported as its "
+        "progress, and its table row says how far it got)",
+    )
     args = p.parse_args(argv)
     try:
         if args.command == "show" and args.ingest:
@@ -150,8 +158,12 @@ def main(argv: list[str] | None = None) -> int:
                 args.run, only=args.id, wrong=args.wrong, calls=args.calls, limit=args.chars
             )
         if args.command == "export":
-            for folder in export_runs(args.runs, args.to, args.experiment):
-                print(f"exported {folder}")
+            exported = export_runs(
+                args.runs, args.to, args.experiment, unfinished=not args.finished_only
+            )
+            for folder in exported:
+                done = (folder / "summary.json").exists()
+                print(f"exported {folder}" + ("" if done else " (unfinished: its progress only)"))
             return 0
         df = load_summaries(args.runs, include_scripted=args.include_scripted)
     except NoRuns as err:

@@ -387,7 +387,9 @@ def _fresh(target: Path) -> Path:
     return target
 
 
-def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Path]:
+def export_runs(
+    root: str | Path, dest: str | Path, experiment: str, *, unfinished: bool = True
+) -> list[Path]:
     """Copy an experiment's finished, non-scripted runs into `dest` (results/runs/) in the
     loader's layout: manifest.json and summary.json as they are, the records gzipped. What a
     clone needs to rebuild the tables and show per-sample drill-downs without the runs: the
@@ -395,7 +397,8 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
     ingest_calls.jsonl.gz, and a P-Mem state store's current cells and meta (frontier.jsonl.gz,
     state.json: what Appendix F's audit reads). An unfinished run with a recorded
     ingest progress (`load_partial`) is exported as its manifest and progress records, so a
-    table built from the export shows how far it got.
+    table built from the export shows how far it got; ``unfinished=False`` leaves such runs
+    behind (a run stopped mid-way that should not have a row yet).
 
     The export of a run replaces its earlier one whole (a partial run exported before it
     finished leaves no progress record behind); an unfinished run never replaces a finished
@@ -439,6 +442,8 @@ def export_runs(root: str | Path, dest: str | Path, experiment: str) -> list[Pat
             text = "".join(json.dumps(c, ensure_ascii=False, sort_keys=True) + "\n" for c in calls)
             _pack(text.encode("utf-8"), target / f"{INGEST_CALLS}.jsonl.gz")
         written.append(target)
+    if not unfinished:
+        return written
     for folder in map(Path, load_partial(root, experiment).get("folder", [])):
         manifest = json.loads((folder / "manifest.json").read_text())
         if is_scripted(manifest["config"]):
