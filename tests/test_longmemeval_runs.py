@@ -496,5 +496,32 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     assert judged == int(row["correct"].split("/")[0])
     assert table_row(every, "no_memory")["n"] == "9"
     # rows of equal n in arm order, so a run added later moves only its own row
+    every, answered = every.split("## What each arm answered")
     arms = [line.split("|")[1].strip() for line in every.splitlines() if line.startswith("| ")]
     assert arms[1:] == ["no_memory", "pmem_turns"]
+    # the answers section: every verdict above is one arm in one of its rows, under its own
+    # file and question, so a reader can check each against the gold
+    lines = [line for line in answered.splitlines() if line.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == ["file", "question", "gold", "judge", "answer", "arms"]
+    rows = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
+            for line in lines[1:]]  # fmt: skip
+    given: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        given.setdefault((r["file"], r["question"].split()[0]), []).extend(r["arms"].split(", "))
+    assert len(given) == 9  # the oracle file's 8 questions and the shipped one
+    assert all(sorted(a) == ["no_memory", "pmem_turns"] for a in given.values())
+    for arm in ("no_memory", "pmem_turns"):
+        credited = sum(r["arms"].split(", ").count(arm) for r in rows if r["judge"] == "correct")
+        assert f"{credited}/" in table_row(every, arm)["correct"]
+
+
+def test_an_answer_cell_is_one_markdown_safe_line() -> None:
+    from benchmarks.reports.longmemeval_shipped import _cell
+
+    assert _cell("a | b\n\n  c", 20) == "a \\| b c"
+    assert _cell("x" * 30, 10) == "x" * 8 + " …"
+    # a long worked answer keeps its result
+    worked = "Let's assume the current year is 2022. " * 5 + "Therefore, you will be 3 years old."
+    cell = _cell(worked, 80, 30)
+    assert len(cell) <= 80 and cell.startswith("Let's assume") and cell.endswith("3 years old.")

@@ -1,11 +1,14 @@
 """Every arm on the shipped real LongMemEval instances (experiment longmemeval_local, the local
 profile): on the first one (e47becba) the official judge's verdict, what the arm read and what
-its write path cost; then every arm over every shipped file, with n and the question types.
+its write path cost; then every arm over every shipped file, with n and the question types;
+then, per question, each distinct answer with the judge's verdict and the arms that gave it.
 
 Why a module of its own: n ≤ 9 per arm, a per-instance record of each arm on real haystacks
 rather than an accuracy estimate, read from each run's prediction and score records and its
 snapshots' ingest records (benchmarks/reports/frame.py's `history_costs`);
-benchmarks/reports/tables.py registers it.
+benchmarks/reports/tables.py registers it. The answers section is there because the local
+judge is a 1.5B model: at n ≤ 11 a reader should be able to check every verdict it gave
+against the gold without opening a run folder.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     verdict of the official judge, what the arm read, and what its write path cost; then every
     arm over every shipped file (`every_instance`). n=1 per arm in the first table: a plumbing
     record of each arm on a real 53-session haystack, not an accuracy estimate."""
-    return first_instance(df, runs) + every_instance(df, runs)
+    return first_instance(df, runs) + every_instance(df, runs) + answers(df, runs)
 
 
 def first_instance(df: pd.DataFrame, runs: Path) -> str:
@@ -96,18 +99,12 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
     return header(title, df, cells) + "\n" + table.to_markdown()
 
 
-def every_instance(df: pd.DataFrame, runs: Path) -> str:
-    """Per arm, over every shipped file it ran on (whole haystacks; a run over the first N
-    sessions is a row of its own): how many instances, how many the official judge marked
-    correct, and the same per question type and for the abstention questions (counted in their
-    type too, as the official script counts them), with the files each row covers. Judged
-    counts, not estimates: n ≤ 9."""
-    q = questions_of(runs, "longmemeval_local", df)
-    if q.empty:
-        return ""
+def _with_labels(q: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+    """Per-question rows with the row label (`arm`), the data file's name, the official question
+    type, whether it is an abstention question and the judge's verdict."""
     by_run = df.set_index("run")
     labels = {run: _arm_label(r["arm"], r.get("sessions")) for run, r in by_run.iterrows()}
-    q = q.assign(
+    return q.assign(
         arm=q["run"].map(labels),
         # the data file's name; none named (NaN in a frame mixing files): the shipped default
         file=q["run"].map(
@@ -117,6 +114,18 @@ def every_instance(df: pd.DataFrame, runs: Path) -> str:
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
     )
+
+
+def every_instance(df: pd.DataFrame, runs: Path) -> str:
+    """Per arm, over every shipped file it ran on (whole haystacks; a run over the first N
+    sessions is a row of its own): how many instances, how many the official judge marked
+    correct, and the same per question type and for the abstention questions (counted in their
+    type too, as the official script counts them), with the files each row covers. Judged
+    counts, not estimates: n ≤ 9."""
+    q = questions_of(runs, "longmemeval_local", df)
+    if q.empty:
+        return ""
+    q = _with_labels(q, df)
     types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
     rows = {}
     for arm, g in q.groupby("arm"):
@@ -140,6 +149,59 @@ def every_instance(df: pd.DataFrame, runs: Path) -> str:
         "instance(s) in all. n is per row: an arm not yet run on a file has a smaller n. Judged "
         "counts on real instances, not estimates of LongMemEval's figures.\n\n"
         + table.to_markdown(disable_numparse=True)
+    )
+
+
+ANSWER_CHARS = 200  # room for a refusal followed by advice, or a derivation and its result
+ANSWER_TAIL = 80  # a long answer's last characters: where a worked answer states its result
+
+
+def _cell(text: Any, limit: int, tail: int = 0) -> str:
+    """One line of markdown-safe text: whitespace collapsed, pipes escaped. Text longer than
+    `limit` keeps its beginning and, when `tail` is set, its last `tail` characters, an
+    ellipsis between ("3 years old" ends a worked answer)."""
+    flat = " ".join(str(text).split())
+    if len(flat) > limit:
+        end = flat[len(flat) - tail :] if tail else ""
+        end = end[end.find(" ") + 1 :] if " " in end else end  # from a word's start
+        head = flat[: limit - len(end) - (3 if end else 2)].rstrip()
+        flat = f"{head} … {end}" if end else f"{head} …"
+    return flat.replace("|", "\\|")
+
+
+def answers(df: pd.DataFrame, runs: Path) -> str:
+    """Per shipped question and file: the gold, then each distinct answer (whitespace
+    collapsed; a long one as its beginning and its last ANSWER_TAIL characters) with the
+    official judge's verdict and the arms that gave it. Every verdict in the table above is
+    one arm in one of these rows, so a reader can check the 1.5B judge against the gold here;
+    an answer the judge scored both ways shows twice."""
+    q = questions_of(runs, "longmemeval_local", df)
+    if q.empty:
+        return ""
+    q = _with_labels(q, df).assign(
+        answer=lambda f: f["prediction"].map(lambda a: _cell(a, ANSWER_CHARS, ANSWER_TAIL)),
+        verdict=lambda f: f["correct"].map({True: "correct", False: "wrong"}),
+    )
+    rows = []
+    for (file, qid), g in q.groupby(["file", "id"], sort=True):
+        for (verdict, answer), h in g.groupby(["verdict", "answer"], sort=True):
+            rows.append(
+                {
+                    "file": file,
+                    "question": f"{qid} ({g['type'].iloc[0]})",
+                    "gold": _cell(g["gold"].iloc[0], 60),
+                    "judge": verdict,
+                    "answer": answer,
+                    "arms": ", ".join(sorted(set(h["arm"]))),
+                }
+            )
+    table = pd.DataFrame(rows).set_index("file")
+    return (
+        "\n\n## What each arm answered\n\nPer shipped question, each distinct answer (whitespace "
+        f"collapsed; one longer than {ANSWER_CHARS} characters as its beginning … its last "
+        f"{ANSWER_TAIL}) with the official judge's verdict and the arms that gave it; the gold "
+        "is cut at 60 characters. The judge is a model too (the profile's, above): read its "
+        "verdicts against the gold here.\n\n" + table.to_markdown(disable_numparse=True)
     )
 
 
