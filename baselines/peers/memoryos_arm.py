@@ -237,6 +237,8 @@ class MemoryOSArm(PeerArm):
             self._check(f"add_memory of item {item.index}")
             if self._clock.unusable:
                 self.stats["summaries_unusable"] = self._clock.unusable
+            if self._clock.fallbacks:
+                self.stats["summaries_fallback"] = self._clock.fallbacks
             with self._lock:
                 self._count("added")
         self._sizes(memo)

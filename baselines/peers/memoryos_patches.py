@@ -48,7 +48,9 @@ with the arm:
    (`'str' object has no attribute 'get'`). `gpt_generate_multi_summary` is wrapped so such a
    reply takes MemoryOS's own fallback too (the list's objects are kept as they are, anything
    else dropped; none left: the fallback), counted in `stats["summaries_unusable"]`. A reply
-   MemoryOS could already take is passed through unchanged.
+   MemoryOS could already take is passed through unchanged. Every summary that ends in the
+   fallback (no topic left: unparsable, empty or of the wrong shape) is counted in
+   `stats["summaries_fallback"]`, since MemoryOS itself only prints a warning for the first.
 """
 
 from __future__ import annotations
@@ -235,11 +237,13 @@ def _summaries_wrapper(original: Callable[..., dict[str, Any]]) -> Callable[...,
     def gpt_generate_multi_summary(text: str, client: Any, model: str = "") -> dict[str, Any]:
         result = original(text, client, model=model)
         kept = usable_summaries(result.get("summaries"))
+        clock = clock_var.get()
         if kept != result.get("summaries"):
             log.warning("memoryos: multi-summary of the wrong shape, %d topic(s) kept", len(kept))
-            clock = clock_var.get()
             if clock is not None:
                 clock.unusable += 1
+        if not kept and clock is not None:  # unparsable ones arrive here as [] from MemoryOS
+            clock.fallbacks += 1
         return {**result, "summaries": kept}
 
     return gpt_generate_multi_summary
@@ -255,7 +259,8 @@ class StreamClock:
 
     def __init__(self, now: dt.datetime = BASE_TIME, ids: int = 0) -> None:
         self.now, self.ids = now, ids
-        self.unusable = 0  # patch 7's count, read into the arm's stats
+        self.unusable = 0  # patch 7's counts, read into the arm's stats
+        self.fallbacks = 0
         self._lock = threading.Lock()  # MemoryOS names pages from its thread pools
 
     def advance(self, item: Item) -> None:
@@ -274,13 +279,19 @@ class StreamClock:
             return f"{prefix}_{self.ids:08x}"
 
     def state(self) -> dict[str, Any]:
-        return {"now": self.now.isoformat(), "ids": self.ids, "unusable": self.unusable}
+        return {
+            "now": self.now.isoformat(),
+            "ids": self.ids,
+            "unusable": self.unusable,
+            "fallbacks": self.fallbacks,
+        }
 
     def restore(self, state: dict[str, Any] | None) -> None:
         """Continue from a saved `state()` (in place: a running operation holds this clock)."""
         if state:
             self.now, self.ids = dt.datetime.fromisoformat(state["now"]), int(state["ids"])
             self.unusable = int(state.get("unusable", 0))
+            self.fallbacks = int(state.get("fallbacks", 0))
 
 
 #: the clock of the arm whose operation is running (carried into memoryos's pools like
