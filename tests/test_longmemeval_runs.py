@@ -495,8 +495,8 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     judged = sum(int(row[t].split("/")[0]) for t in row if t in OFFICIAL_TYPES)
     assert judged == int(row["correct"].split("/")[0])
     assert table_row(every, "no_memory")["n"] == "9"
-    # rows of equal n in arm order, so a run added later moves only its own row
     every, answered = every.split("## What each arm answered")
+    # rows of equal n in arm order, so a run added later moves only its own row
     arms = [line.split("|")[1].strip() for line in every.splitlines() if line.startswith("| ")]
     assert arms[1:] == ["no_memory", "pmem_turns"]
     # the answers section: every verdict above is one arm in one of its rows, under its own

@@ -53,8 +53,13 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     """Every arm on the first shipped real instance (the runs of that one question): the
     verdict of the official judge, what the arm read, and what its write path cost; then every
     arm over every shipped file (`every_instance`). n=1 per arm in the first table: a plumbing
-    record of each arm on a real 53-session haystack, not an accuracy estimate."""
-    return first_instance(df, runs) + every_instance(df, runs) + answers(df, runs)
+    record of each arm on a real 53-session haystack, not an accuracy estimate. The two
+    sections over every file share one read of the runs' question records."""
+    q = questions_of(runs, "longmemeval_local", df)
+    if q.empty:
+        return first_instance(df, runs)
+    q = _with_labels(q, df)
+    return first_instance(df, runs) + every_instance(q) + answers(q)
 
 
 def first_instance(df: pd.DataFrame, runs: Path) -> str:
@@ -116,16 +121,12 @@ def _with_labels(q: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def every_instance(df: pd.DataFrame, runs: Path) -> str:
+def every_instance(q: pd.DataFrame) -> str:
     """Per arm, over every shipped file it ran on (whole haystacks; a run over the first N
     sessions is a row of its own): how many instances, how many the official judge marked
     correct, and the same per question type and for the abstention questions (counted in their
     type too, as the official script counts them), with the files each row covers. Judged
-    counts, not estimates: n ≤ 9."""
-    q = questions_of(runs, "longmemeval_local", df)
-    if q.empty:
-        return ""
-    q = _with_labels(q, df)
+    counts, not estimates: n ≤ 9. `q`: the runs' questions, `_with_labels`."""
     types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
     rows = {}
     for arm, g in q.groupby("arm"):
@@ -169,16 +170,14 @@ def _cell(text: Any, limit: int, tail: int = 0) -> str:
     return flat.replace("|", "\\|")
 
 
-def answers(df: pd.DataFrame, runs: Path) -> str:
+def answers(q: pd.DataFrame) -> str:
     """Per shipped question and file: the gold, then each distinct answer (whitespace
     collapsed; a long one as its beginning and its last ANSWER_TAIL characters) with the
     official judge's verdict and the arms that gave it. Every verdict in the table above is
     one arm in one of these rows, so a reader can check the 1.5B judge against the gold here;
-    an answer the judge scored both ways shows twice."""
-    q = questions_of(runs, "longmemeval_local", df)
-    if q.empty:
-        return ""
-    q = _with_labels(q, df).assign(
+    an answer the judge scored both ways shows twice. `q`: the runs' questions,
+    `_with_labels`."""
+    q = q.assign(
         answer=lambda f: f["prediction"].map(lambda a: _cell(a, ANSWER_CHARS, ANSWER_TAIL)),
         verdict=lambda f: f["correct"].map({True: "correct", False: "wrong"}),
     )
