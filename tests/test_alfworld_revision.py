@@ -134,6 +134,21 @@ def test_case_k_does_not_depend_on_the_number_of_cases() -> None:
     assert ar.generate(4, cases=6)[5] == ar.generate(4, cases=9)[5] == ar.chain_case(4, 5)
 
 
+@pytest.mark.parametrize(
+    "probe",
+    [
+        lambda n: ar.retraction_probe(0, cases=n),
+        lambda n: ar.retraction_probe(32, cases=n),
+        lambda n: ar.conflict_probe(cases=n),
+    ],
+    ids=["retraction-d0", "retraction-d32", "conflict"],
+)
+def test_a_smaller_probe_run_is_the_start_of_a_larger_one(probe) -> None:
+    # what lets a peer's hours-long probe be committed in stages: `benchmark.cases=6` is the
+    # first 6 cases of `benchmark.cases=20`, so the larger run answers those from the cache
+    assert probe(3) == probe(7)[:3]
+
+
 def test_scene_casts_pair_across_L() -> None:
     """Case k uses the same scene, objects and starting records at every L."""
     casts = {
