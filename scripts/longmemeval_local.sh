@@ -18,11 +18,12 @@ BENCH=${BENCH:-.venv/bin/pmem-bench}
 E="experiment=longmemeval_local${SESSIONS:+ benchmark.sessions=$SESSIONS}"
 # ...except where a read passes 16k: the extra S haystacks' sessions are long (about 12,000
 # characters), so session retrieval's five best come to 17.1k-17.6k tokens with the prompt,
-# either key; those runs get a 32k window (the model's own), reader and judge alike (measured
-# 2026-12-05)
+# either key (measured 2026-12-05), and HippoRAG-v2 lists five passages, one a session (15.2k
+# tokens on e47becba's shorter sessions); those runs get a 32k window (the model's own), reader
+# and judge alike
 window() {
   case "$2:$1" in
-    s:chunk_retrieval*) echo 32768 ;;
+    s:chunk_retrieval* | s:hipporag) echo 32768 ;;
     *) echo 16384 ;;
   esac
 }
