@@ -503,7 +503,8 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     # file and question, so a reader can check each against the gold
     lines = [line for line in answered.splitlines() if line.startswith("| ")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
-    assert header == ["file", "question", "gold", "judge", "answer", "arms"]
+    assert header == ["file", "question", "gold", "judge", "by hand", "why (by hand)", "answer",
+                      "arms"]  # fmt: skip
     rows = [dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
             for line in lines[1:]]  # fmt: skip
     given: dict[tuple[str, str], list[str]] = {}

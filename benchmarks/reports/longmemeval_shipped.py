@@ -1,7 +1,8 @@
 """Every arm on the shipped real LongMemEval instances (experiment longmemeval_local, the local
 profile): on the first one (e47becba) the official judge's verdict, what the arm read and what
 its write path cost; then every arm over every shipped file, with n and the question types;
-then, per question, each distinct answer with the judge's verdict and the arms that gave it.
+then, per question, each distinct answer with the judge's verdict, the verdict read by hand
+(benchmarks/reports/by_hand.py) and the arms that gave it.
 
 Why a module of its own: n ≤ 9 per arm, a per-instance record of each arm on real haystacks
 rather than an accuracy estimate, read from each run's prediction and score records and its
@@ -21,10 +22,12 @@ import pandas as pd
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
+from benchmarks.reports import by_hand
 from benchmarks.reports.frame import Builder, header, history_costs, questions_of
 from benchmarks.results.loader import read_records
 
 REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
+_VERDICTS_FILE = by_hand.LONGMEMEVAL_LOCAL.relative_to(by_hand.ROOT).as_posix()
 
 
 def _arm_label(arm: str, sessions: Any) -> str:
@@ -36,6 +39,14 @@ def _arm_label(arm: str, sessions: Any) -> str:
 def _judged(g: pd.DataFrame) -> str:
     """The judge's correct count over `g`, "k/n" (a dash for none)."""
     return f"{int(g['correct'].sum())}/{len(g)}" if len(g) else "–"
+
+
+def _read(g: pd.DataFrame) -> str:
+    """The hand verdicts' correct count over `g`, "k/n", with the answers nobody has read yet
+    named: "k/n (m unread)" counts only what was read as correct."""
+    unread = int(g["by_hand"].isna().sum())
+    credited = int((g["by_hand"] == True).sum())  # noqa: E712 (an object column: None is unread)
+    return f"{credited}/{len(g)}" + (f" ({unread} unread)" if unread else "")
 
 
 def _calls(costs: pd.DataFrame, calls: str, cached: str, tokens: str) -> str:
@@ -58,7 +69,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     q = questions_of(runs, "longmemeval_local", df)
     if q.empty:
         return first_instance(df, runs)
-    q = _with_labels(q, df)
+    q = _with_labels(q, df, by_hand.load())
     return first_instance(df, runs) + every_instance(q) + answers(q)
 
 
@@ -104,12 +115,16 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
     return header(title, df, cells) + "\n" + table.to_markdown()
 
 
-def _with_labels(q: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
+def _with_labels(
+    q: pd.DataFrame, df: pd.DataFrame, verdicts: dict[by_hand.Key, by_hand.Verdict]
+) -> pd.DataFrame:
     """Per-question rows with the row label (`arm`), the data file's name, the official question
-    type, whether it is an abstention question and the judge's verdict."""
+    type, whether it is an abstention question, the judge's verdict and the hand verdict on the
+    same answer (`by_hand`: True, False, or None where nobody has read it) and its reason
+    (`why`)."""
     by_run = df.set_index("run")
     labels = {run: _arm_label(r["arm"], r.get("sessions")) for run, r in by_run.iterrows()}
-    return q.assign(
+    q = q.assign(
         arm=q["run"].map(labels),
         # the data file's name; none named (NaN in a frame mixing files): the shipped default
         file=q["run"].map(
@@ -118,6 +133,12 @@ def _with_labels(q: pd.DataFrame, df: pd.DataFrame) -> pd.DataFrame:
         type=q["question_meta"].map(lambda m: (m or {}).get("question_type")),
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
+        key=q["prediction"].map(by_hand.answer_key),
+    )
+    read = [verdicts.get((f, i, k)) for f, i, k in zip(q["file"], q["id"], q["key"], strict=True)]
+    return q.assign(
+        by_hand=[None if v is None else v.correct for v in read],
+        why=[None if v is None else v.reason for v in read],
     )
 
 
@@ -130,7 +151,7 @@ def every_instance(q: pd.DataFrame) -> str:
     types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
     rows = {}
     for arm, g in q.groupby("arm"):
-        row: dict[str, Any] = {"n": len(g), "correct": _judged(g)}
+        row: dict[str, Any] = {"n": len(g), "correct": _judged(g), "by hand": _read(g)}
         for t in types:
             row[t] = _judged(g[g["type"] == t])
         row["abstention"] = _judged(g[g["abstention"]])
@@ -148,8 +169,10 @@ def every_instance(q: pd.DataFrame) -> str:
         "\n\n## Every arm on every shipped instance\n\nThe official judge's verdicts per arm "
         f"over the shipped files it ran on (benchmarks/data/longmemeval/SOURCES.md); {asked} "
         "instance(s) in all. n is per row: an arm not yet run on a file has a smaller n. Judged "
-        "counts on real instances, not estimates of LongMemEval's figures.\n\n"
-        + table.to_markdown(disable_numparse=True)
+        "counts on real instances, not estimates of LongMemEval's figures. By hand: the same "
+        f"answers read against the gold one by one ({_VERDICTS_FILE}, each verdict with its "
+        "reason; the next section gives "
+        "each answer both verdicts).\n\n" + table.to_markdown(disable_numparse=True)
     )
 
 
@@ -170,26 +193,51 @@ def _cell(text: Any, limit: int, tail: int = 0) -> str:
     return flat.replace("|", "\\|")
 
 
+def _hand(verdict: bool | None) -> str:
+    return "unread" if pd.isna(verdict) else ("correct" if verdict else "wrong")
+
+
+def agreement(q: pd.DataFrame) -> str:
+    """One sentence: over every verdict in `q`, how many answers the hand reading credits, how
+    many of the judge's credits it reads as wrong and of its misses as right, and how many
+    answers nobody has read."""
+    read = q[q["by_hand"].notna()]
+    right = read["by_hand"].astype(bool)
+    false_credits = int((read["correct"] & ~right).sum())
+    false_misses = int((~read["correct"] & right).sum())
+    unread = len(q) - len(read)
+    return (
+        f"Of {len(q)} verdicts, the judge credits {int(q['correct'].sum())}; read by hand, "
+        f"{int(right.sum())} of {len(read)} are correct: {false_credits} of the judge's credits "
+        f"are wrong answers and {false_misses} of its misses are right"
+        + (f"; {unread} answer(s) not read yet." if unread else ".")
+    )
+
+
 def answers(q: pd.DataFrame) -> str:
     """Per shipped question and file: the gold, then each distinct answer (whitespace
     collapsed; a long one as its beginning and its last ANSWER_TAIL characters) with the
-    official judge's verdict and the arms that gave it. Every verdict in the table above is
-    one arm in one of these rows, so a reader can check the 1.5B judge against the gold here;
-    an answer the judge scored both ways shows twice. `q`: the runs' questions,
-    `_with_labels`."""
+    official judge's verdict, the verdict read by hand with its reason, and the arms that gave
+    it. Every verdict in the table above is one arm in one of these rows, so a reader can check
+    the 1.5B judge against the gold here; an answer the judge scored both ways shows twice.
+    `q`: the runs' questions, `_with_labels`."""
     q = q.assign(
         answer=lambda f: f["prediction"].map(lambda a: _cell(a, ANSWER_CHARS, ANSWER_TAIL)),
         verdict=lambda f: f["correct"].map({True: "correct", False: "wrong"}),
     )
     rows = []
     for (file, qid), g in q.groupby(["file", "id"], sort=True):
-        for (verdict, answer), h in g.groupby(["verdict", "answer"], sort=True):
+        # by the shown answer, then the whole one's key: two answers cut to one cell stay two
+        for (verdict, answer, _), h in g.groupby(["verdict", "answer", "key"], sort=True):
+            first = h.iloc[0]
             rows.append(
                 {
                     "file": file,
                     "question": f"{qid} ({g['type'].iloc[0]})",
                     "gold": _cell(g["gold"].iloc[0], 60),
                     "judge": verdict,
+                    "by hand": _hand(first["by_hand"]),
+                    "why (by hand)": "–" if pd.isna(first["why"]) else _cell(first["why"], 120),
                     "answer": answer,
                     "arms": ", ".join(sorted(set(h["arm"]))),
                 }
@@ -198,9 +246,12 @@ def answers(q: pd.DataFrame) -> str:
     return (
         "\n\n## What each arm answered\n\nPer shipped question, each distinct answer (whitespace "
         f"collapsed; one longer than {ANSWER_CHARS} characters as its beginning … its last "
-        f"{ANSWER_TAIL}) with the official judge's verdict and the arms that gave it; the gold "
-        "is cut at 60 characters. The judge is a model too (the profile's, above): read its "
-        "verdicts against the gold here.\n\n" + table.to_markdown(disable_numparse=True)
+        f"{ANSWER_TAIL}) with the official judge's verdict, the verdict read by hand against the "
+        f"gold and why ({_VERDICTS_FILE}, keyed by the whole answer), and the arms that gave it; "
+        "the gold is cut at 60 characters. The judge is a model too (the profile's, above). "
+        + agreement(q)
+        + "\n\n"
+        + table.to_markdown(disable_numparse=True)
     )
 
 

@@ -1,0 +1,121 @@
+"""Hand verdicts beside the local LongMemEval judge (benchmarks/reports/by_hand.py): the file's
+rules, its keys, and that the committed file covers exactly the exported runs' answers, so a new
+run's answers cannot reach the committed table unread and no verdict outlives its answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks.reports import by_hand
+from benchmarks.reports.frame import collect, questions_of
+from benchmarks.reports.longmemeval_shipped import _with_labels, agreement, answers, every_instance
+from tests.peer_runs import table_row
+
+REPO = Path(__file__).resolve().parents[1]
+FILE = "longmemeval_extra_oracle.json"
+
+
+@given(
+    st.lists(st.text(alphabet="ab c", min_size=1), min_size=1),
+    st.sampled_from([" ", "\n", "\t "]),
+)
+def test_the_key_ignores_how_words_are_spaced(words: list[str], sep: str) -> None:
+    text = " ".join(words)
+    assert by_hand.answer_key(text) == by_hand.answer_key(sep + sep.join(text.split()) + sep)
+
+
+def test_one_character_makes_another_answer() -> None:
+    assert by_hand.answer_key("25:50") != by_hand.answer_key("25:51")
+
+
+def _write(path: Path, *rows: dict[str, str]) -> Path:
+    by_hand.write(list(rows), path)
+    return path
+
+
+def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
+    b = by_hand.row(FILE, "q2", "27:12", "wrong", "the superseded time")
+    a = by_hand.row(FILE, "q1", "25:50 " + "x" * 200, "correct", "the current time")
+    path = _write(tmp_path / "v.csv", b, a)
+    assert [line.split(",")[1] for line in path.read_text().splitlines()[1:]] == ["q1", "q2"]
+    assert a["answer"].endswith(" …") and len(a["answer"]) == by_hand.SHOWN_CHARS
+    verdicts = by_hand.load(path)
+    assert verdicts[(FILE, "q1", by_hand.answer_key("25:50 " + "x" * 200))].correct
+    assert verdicts[(FILE, "q2", by_hand.answer_key("27:12"))] == by_hand.Verdict(
+        False, "the superseded time"
+    )
+    assert by_hand.load(tmp_path / "absent.csv") == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"verdict": "right"}, "line 2: verdict 'right' (allowed: correct, wrong)"),
+        ({"reason": " "}, "line 2: reason is empty"),
+        ({"answer": "27:13"}, "line 2: answer_key is not the key of the answer shown"),
+    ],
+)
+def test_a_bad_row_is_named_by_file_and_line(tmp_path: Path, change, says) -> None:
+    path = _write(tmp_path / "v.csv", {**by_hand.row(FILE, "q", "27:12", "wrong", "old"), **change})
+    with pytest.raises(by_hand.BadVerdicts) as err:
+        by_hand.load(path)
+    assert str(err.value) == f"{path}, {says}" or str(err.value).startswith(f"{path}, {says}")
+
+
+def test_a_second_verdict_on_one_answer_and_a_missing_column_are_refused(tmp_path: Path) -> None:
+    one = by_hand.row(FILE, "q", "27:12", "wrong", "old")
+    path = _write(tmp_path / "v.csv", one, {**one, "verdict": "correct"})
+    with pytest.raises(by_hand.BadVerdicts, match=r"line 3: a second verdict on q's answer"):
+        by_hand.load(path)
+    path.write_text("file,question_id,verdict\n")
+    with pytest.raises(by_hand.BadVerdicts, match="header lacks answer_key, reason, answer"):
+        by_hand.load(path)
+
+
+def _questions(*rows: tuple[str, str, bool, bool | None]) -> pd.DataFrame:
+    """(arm, answer, judge's verdict, hand verdict) on one knowledge-update question."""
+    return pd.DataFrame(
+        [
+            {"arm": arm, "file": FILE, "id": "q", "type": "knowledge-update", "abstention": False,
+             "gold": "25:50", "prediction": answer, "correct": judge,
+             "key": by_hand.answer_key(answer), "by_hand": hand,
+             "why": None if hand is None else "read"}
+            for arm, answer, judge, hand in rows
+        ]
+    )  # fmt: skip
+
+
+def test_the_tables_count_both_verdicts_and_the_unread() -> None:
+    q = _questions(
+        ("a", "25:50", True, True),
+        ("b", "27:12", True, False),  # a judge credit read as wrong
+        ("c", "I cannot tell", False, None),  # nobody has read it
+        ("a2", "25:50", True, True),
+    )
+    assert agreement(q) == (
+        "Of 4 verdicts, the judge credits 3; read by hand, 2 of 3 are correct: 1 of the judge's "
+        "credits are wrong answers and 0 of its misses are right; 1 answer(s) not read yet."
+    )
+    every = every_instance(q)
+    assert [table_row(every, "b")[c] for c in ("correct", "by hand")] == ["1/1", "0/1"]
+    assert [table_row(every, "c")[c] for c in ("correct", "by hand")] == ["0/1", "0/1 (1 unread)"]
+    shown = answers(q)
+    assert "| correct | wrong     | read" in shown and "| wrong   | unread    | –" in shown
+
+
+def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
+    """Every answer of an exported longmemeval_local run has a hand verdict, and every verdict
+    is on an exported answer: export a run, then read its new answers (`python -m
+    benchmarks.reports.by_hand --unread` lists them as rows to fill)."""
+    runs = REPO / "results/runs"
+    df = collect(runs, "longmemeval_local")
+    q = _with_labels(questions_of(runs, "longmemeval_local", df), df, by_hand.load())
+    unread = q[q["by_hand"].isna()]
+    assert unread.empty, unread[["file", "id", "arm", "prediction"]].to_string()[:2000]
+    answered = set(zip(q["file"], q["id"], q["key"], strict=True))
+    assert set(by_hand.load()) <= answered, set(by_hand.load()) - answered
