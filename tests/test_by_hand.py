@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks.reports import by_hand
 from benchmarks.reports.frame import collect, questions_of
-from benchmarks.reports.longmemeval_shipped import _with_labels, agreement, answers, every_instance
+from benchmarks.reports.longmemeval_shipped import agreement, answers, every_instance, with_labels
 from tests.peer_runs import table_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,7 +114,7 @@ def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
     benchmarks.reports.by_hand --unread` lists them as rows to fill)."""
     runs = REPO / "results/runs"
     df = collect(runs, "longmemeval_local")
-    q = _with_labels(questions_of(runs, "longmemeval_local", df), df, by_hand.load())
+    q = with_labels(questions_of(runs, "longmemeval_local", df), df, by_hand.load())
     unread = q[q["by_hand"].isna()]
     assert unread.empty, unread[["file", "id", "arm", "prediction"]].to_string()[:2000]
     answered = set(zip(q["file"], q["id"], q["key"], strict=True))

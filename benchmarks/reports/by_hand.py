@@ -109,10 +109,10 @@ def unread(runs: Path, path: Path = LONGMEMEVAL_LOCAL) -> list[tuple[dict[str, s
     verdict on: each as a row to fill (verdict and reason "?") and a readable block (question,
     gold, the arms that gave it, the whole answer) to judge it by."""
     from benchmarks.reports.frame import collect, questions_of  # the tables import this module
-    from benchmarks.reports.longmemeval_shipped import _with_labels
+    from benchmarks.reports.longmemeval_shipped import with_labels
 
     df = collect(runs, "longmemeval_local")
-    q = _with_labels(questions_of(runs, "longmemeval_local", df), df, load(path))
+    q = with_labels(questions_of(runs, "longmemeval_local", df), df, load(path))
     todo = []
     for (file, qid, _), g in q[q["by_hand"].isna()].groupby(["file", "id", "key"], sort=True):
         first = g.iloc[0]

@@ -69,7 +69,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     q = questions_of(runs, "longmemeval_local", df)
     if q.empty:
         return first_instance(df, runs)
-    q = _with_labels(q, df, by_hand.load())
+    q = with_labels(q, df, by_hand.load())
     return first_instance(df, runs) + every_instance(q) + answers(q)
 
 
@@ -115,7 +115,7 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
     return header(title, df, cells) + "\n" + table.to_markdown()
 
 
-def _with_labels(
+def with_labels(
     q: pd.DataFrame, df: pd.DataFrame, verdicts: dict[by_hand.Key, by_hand.Verdict]
 ) -> pd.DataFrame:
     """Per-question rows with the row label (`arm`), the data file's name, the official question
@@ -147,7 +147,7 @@ def every_instance(q: pd.DataFrame) -> str:
     sessions is a row of its own): how many instances, how many the official judge marked
     correct, and the same per question type and for the abstention questions (counted in their
     type too, as the official script counts them), with the files each row covers. Judged
-    counts, not estimates: n ≤ 9. `q`: the runs' questions, `_with_labels`."""
+    counts, not estimates: n ≤ 9. `q`: the runs' questions, `with_labels`."""
     types = [t for t in OFFICIAL_TYPES if t in set(q["type"])]
     rows = {}
     for arm, g in q.groupby("arm"):
@@ -171,8 +171,8 @@ def every_instance(q: pd.DataFrame) -> str:
         "instance(s) in all. n is per row: an arm not yet run on a file has a smaller n. Judged "
         "counts on real instances, not estimates of LongMemEval's figures. By hand: the same "
         f"answers read against the gold one by one ({_VERDICTS_FILE}, each verdict with its "
-        "reason; the next section gives "
-        "each answer both verdicts).\n\n" + table.to_markdown(disable_numparse=True)
+        "reason; the next section gives each answer both verdicts).\n\n"
+        + table.to_markdown(disable_numparse=True)
     )
 
 
@@ -220,7 +220,7 @@ def answers(q: pd.DataFrame) -> str:
     official judge's verdict, the verdict read by hand with its reason, and the arms that gave
     it. Every verdict in the table above is one arm in one of these rows, so a reader can check
     the 1.5B judge against the gold here; an answer the judge scored both ways shows twice.
-    `q`: the runs' questions, `_with_labels`."""
+    `q`: the runs' questions, `with_labels`."""
     q = q.assign(
         answer=lambda f: f["prediction"].map(lambda a: _cell(a, ANSWER_CHARS, ANSWER_TAIL)),
         verdict=lambda f: f["correct"].map({True: "correct", False: "wrong"}),
