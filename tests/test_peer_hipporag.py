@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from baselines.peers.hipporag_arm import HippoRAGArm
+from baselines.peers.hipporag_arm import PACKAGE_TIMEOUT_S, HippoRAGArm
 from benchmarks.models.client import ChatModel, Embedder, Endpoint
 from benchmarks.models.scripted import ScriptedServer, message_text
 from benchmarks.runner.arm import Services
@@ -129,6 +129,9 @@ def check_round_trip(server: ScriptedServer, script: HippoScript, arms: list, tm
     arms.append(arm)
     run(arm.ingest(EVENTS))
     assert "OPENAI_API_KEY" not in os.environ  # the rest of the process never sees the key
+    # the package waits for a reply queued behind a slow local server instead of giving up
+    # after its own 5 minutes and indexing the passage empty
+    assert arm._hippo.llm_model.openai_client.timeout == PACKAGE_TIMEOUT_S
     # two extraction calls per passage, nothing else; the real embedding name was sent
     assert script.kinds == Counter(ner=3, triples=3) and not script.unknown
     assert server.last_body("/embeddings")["model"] == EMBED

@@ -149,6 +149,16 @@ def _route_embeddings(model: str) -> None:
         _OPENAI_EMBEDDING_MODELS.add(model)
 
 
+# How long the package waits for one model reply. Its own client gives up after 5 minutes, and
+# its OpenIE runs a thread pool per index() call (6 workers on 2 cores), so on a long ingest
+# behind a one-slot local server a call can wait in the gateway's queue longer than its 6
+# attempts (30 minutes): the package then logs a warning and indexes the passage with no
+# entities or triples, a silently thinner graph. The gateway answers a retry from the call in
+# flight (nothing is paid twice), but a package that stopped retrying is gone; so it waits this
+# long instead. A stopped run does not wait: the gateway answers 503 to every call in flight.
+PACKAGE_TIMEOUT_S = 4 * 3600.0
+
+
 class HippoRAGArm(PeerArm):
     """HippoRAG-v2: items indexed as passages; a query returns the top-k passages (PPR order)."""
 
@@ -192,7 +202,9 @@ class HippoRAGArm(PeerArm):
             hippo = HippoRAG(global_config=config)
         # Bind the endpoints' key explicitly (the environment's may belong to someone else).
         llm, embedder = hippo.llm_model, hippo.embedding_model
-        llm.openai_client = llm.openai_client.with_options(api_key=endpoints.api_key)
+        llm.openai_client = llm.openai_client.with_options(
+            api_key=endpoints.api_key, timeout=PACKAGE_TIMEOUT_S
+        )
         embedder.client = embedder.client.with_options(api_key=endpoints.api_key)
         self._hippo = hippo
         return hippo
