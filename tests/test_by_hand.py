@@ -43,7 +43,7 @@ def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
     a = by_hand.row(FILE, "q1", "25:50 " + "x" * 200, "correct", "the current time")
     path = _write(tmp_path / "v.csv", b, a)
     assert [line.split(",")[1] for line in path.read_text().splitlines()[1:]] == ["q1", "q2"]
-    assert a["answer"].endswith(" …") and len(a["answer"]) == by_hand.SHOWN_CHARS
+    assert a["answer"] == "25:50 " + "x" * 200  # the whole answer: its key is checked
     verdicts = by_hand.load(path)
     assert verdicts[(FILE, "q1", by_hand.answer_key("25:50 " + "x" * 200))].correct
     assert verdicts[(FILE, "q2", by_hand.answer_key("27:12"))] == by_hand.Verdict(
@@ -57,7 +57,7 @@ def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
     [
         ({"verdict": "right"}, "line 2: verdict 'right' (allowed: correct, wrong)"),
         ({"reason": " "}, "line 2: reason is empty"),
-        ({"answer": "27:13"}, "line 2: answer_key is not the key of the answer shown"),
+        ({"answer": "27:13"}, "line 2: answer_key is not the key of the row's answer"),
     ],
 )
 def test_a_bad_row_is_named_by_file_and_line(tmp_path: Path, change, says) -> None:
@@ -71,6 +71,14 @@ def test_a_second_verdict_on_one_answer_and_a_missing_column_are_refused(tmp_pat
     one = by_hand.row(FILE, "q", "27:12", "wrong", "old")
     path = _write(tmp_path / "v.csv", one, {**one, "verdict": "correct"})
     with pytest.raises(by_hand.BadVerdicts, match=r"line 3: a second verdict on q's answer"):
+        by_hand.load(path)
+    # a row cut short (or one field too many), after a blank line: the file's own line number
+    header, first = path.read_text().splitlines()[:2]
+    path.write_text(f"{header}\n{first}\n\n{FILE},q2,abc,wrong\n")
+    with pytest.raises(by_hand.BadVerdicts, match=r"line 4: not 6 fields \(file, question_id"):
+        by_hand.load(path)
+    path.write_text(f"{header}\n{first},extra\n")
+    with pytest.raises(by_hand.BadVerdicts, match=r"line 2: not 6 fields"):
         by_hand.load(path)
     path.write_text("file,question_id,verdict\n")
     with pytest.raises(by_hand.BadVerdicts, match="header lacks answer_key, reason, answer"):
@@ -111,7 +119,7 @@ def test_the_tables_count_both_verdicts_and_the_unread() -> None:
 def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
     """Every answer of an exported longmemeval_local run has a hand verdict, and every verdict
     is on an exported answer: export a run, then read its new answers (`python -m
-    benchmarks.reports.by_hand --unread` lists them as rows to fill)."""
+    benchmarks.reports.by_hand` lists them as rows to fill)."""
     runs = REPO / "results/runs"
     df = collect(runs, "longmemeval_local")
     q = with_labels(questions_of(runs, "longmemeval_local", df), df, by_hand.load())

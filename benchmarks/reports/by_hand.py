@@ -9,7 +9,8 @@ built from runs shows both counts and says how many answers nobody has read yet.
 
 An answer is keyed by its file, its question id and `answer_key` of its text (whitespace
 collapsed): the same words to the same question get the same verdict whichever arm gave them,
-and an answer that changes by one character is unread again.
+and an answer that changes by one character is unread again. Each row holds the whole answer
+(collapsed), so a reviewer reads what was judged and every key is checked against its text.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ LONGMEMEVAL_LOCAL = ROOT / "results" / "longmemeval_local" / "verdicts_by_hand.c
 
 FIELDS = ("file", "question_id", "answer_key", "verdict", "reason", "answer")
 VERDICTS = ("correct", "wrong")
-SHOWN_CHARS = 120  # the answer column: enough to recognise it in a review, not the key
 
 
 class BadVerdicts(ValueError):
@@ -56,23 +56,24 @@ def load(path: Path = LONGMEMEVAL_LOCAL) -> dict[Key, Verdict]:
     if not path.exists():
         return {}
     verdicts: dict[Key, Verdict] = {}
+    wanted = ", ".join(FIELDS)
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
         missing = [name for name in FIELDS if name not in (reader.fieldnames or [])]
         if missing:
-            wanted = ", ".join(FIELDS)
             raise BadVerdicts(f"{path}: header lacks {', '.join(missing)} (wants {wanted})")
-        for line, entry in enumerate(reader, start=2):
-            where = f"{path}, line {line}"
+        for entry in reader:
+            where = f"{path}, line {reader.line_num}"  # the file's line (a record may span two)
+            if None in entry or None in entry.values():  # too many fields, or too few
+                raise BadVerdicts(f"{where}: not {len(FIELDS)} fields ({wanted})")
             if entry["verdict"] not in VERDICTS:
                 raise BadVerdicts(
                     f"{where}: verdict {entry['verdict']!r} (allowed: correct, wrong)"
                 )
             if not (entry["reason"] or "").strip():
                 raise BadVerdicts(f"{where}: reason is empty (say why, against the gold)")
-            whole = not entry["answer"].endswith(" …")  # a shown answer that is not cut
-            if whole and answer_key(entry["answer"]) != entry["answer_key"]:
-                raise BadVerdicts(f"{where}: answer_key is not the key of the answer shown")
+            if answer_key(entry["answer"]) != entry["answer_key"]:
+                raise BadVerdicts(f"{where}: answer_key is not the key of the row's answer")
             key = (entry["file"], entry["question_id"], entry["answer_key"])
             if key in verdicts:
                 raise BadVerdicts(f"{where}: a second verdict on {key[1]}'s answer {key[2]}")
@@ -81,16 +82,14 @@ def load(path: Path = LONGMEMEVAL_LOCAL) -> dict[Key, Verdict]:
 
 
 def row(file: str, question_id: str, answer: object, verdict: str, reason: str) -> dict[str, str]:
-    """One row of the file, as `write` wants it (the answer shown cut at SHOWN_CHARS)."""
-    text = flat(answer)
-    shown = text if len(text) < SHOWN_CHARS else text[: SHOWN_CHARS - 2] + " …"
+    """One row of the file, as `write` wants it."""
     return {
         "file": file,
         "question_id": question_id,
         "answer_key": answer_key(answer),
         "verdict": verdict,
         "reason": reason,
-        "answer": shown,
+        "answer": flat(answer),
     }
 
 
@@ -141,9 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the runs root (default: the exported runs, results/runs)",
     )  # fmt: skip
     args = parser.parse_args(argv)
+    from benchmarks.results.loader import NoRuns
+
     try:
         todo = unread(args.runs)
-    except BadVerdicts as err:
+    except (BadVerdicts, NoRuns) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for filled, block in todo:

@@ -169,7 +169,8 @@ def every_instance(q: pd.DataFrame) -> str:
         "\n\n## Every arm on every shipped instance\n\nThe official judge's verdicts per arm "
         f"over the shipped files it ran on (benchmarks/data/longmemeval/SOURCES.md); {asked} "
         "instance(s) in all. n is per row: an arm not yet run on a file has a smaller n. Judged "
-        "counts on real instances, not estimates of LongMemEval's figures. By hand: the same "
+        "counts on real instances, not estimates of LongMemEval's figures; the per-type and "
+        "abstention columns are the judge's. By hand: the same "
         f"answers read against the gold one by one ({_VERDICTS_FILE}, each verdict with its "
         "reason; the next section gives each answer both verdicts).\n\n"
         + table.to_markdown(disable_numparse=True)
