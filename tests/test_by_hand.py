@@ -92,7 +92,7 @@ def _questions(*rows: tuple[str, str, bool, bool | None]) -> pd.DataFrame:
             {"arm": arm, "file": FILE, "id": "q", "type": "knowledge-update", "abstention": False,
              "gold": "25:50", "prediction": answer, "correct": judge,
              "key": by_hand.answer_key(answer), "by_hand": hand,
-             "why": None if hand is None else "read"}
+             "why": None if hand is None else "read", "cut": answer.endswith("because")}
             for arm, answer, judge, hand in rows
         ]
     )  # fmt: skip
@@ -104,16 +104,19 @@ def test_the_tables_count_both_verdicts_and_the_unread() -> None:
         ("b", "27:12", True, False),  # a judge credit read as wrong
         ("c", "I cannot tell", False, None),  # nobody has read it
         ("a2", "25:50", True, True),
+        ("d", "It was 25:50 because", True, True),  # the reader's reply stopped at its limit
     )
     assert agreement(q) == (
-        "Of 4 verdicts, the judge credits 3; read by hand, 2 of 3 are correct: 1 of the judge's "
-        "credits are wrong answers and 0 of its misses are right; 1 answer(s) not read yet."
+        "Of 5 verdicts, the judge credits 4; read by hand, 3 of 4 are correct: 1 of the judge's "
+        "credits are wrong answers and 0 of its misses are right; 1 answer(s) not read yet. 1 of "
+        "the 5 replies stopped at the reader's token limit (marked [cut at the reply limit])."
     )
     every = every_instance(q)
     assert [table_row(every, "b")[c] for c in ("correct", "by hand")] == ["1/1", "0/1"]
     assert [table_row(every, "c")[c] for c in ("correct", "by hand")] == ["0/1", "0/1 (1 unread)"]
     shown = answers(q)
     assert "| correct | wrong     | read" in shown and "| wrong   | unread    | –" in shown
+    assert "| It was 25:50 because [cut at the reply limit] |" in shown
 
 
 def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
@@ -127,3 +130,13 @@ def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
     assert unread.empty, unread[["file", "id", "arm", "prediction"]].to_string()[:2000]
     answered = set(zip(q["file"], q["id"], q["key"], strict=True))
     assert set(by_hand.load()) <= answered, set(by_hand.load()) - answered
+
+
+def test_a_reply_is_cut_only_when_the_readers_call_stopped_at_its_limit() -> None:
+    from benchmarks.reports.longmemeval_shipped import _cut
+
+    reader = {"role": "reader", "finish_reason": "length"}
+    assert _cut([{"role": "embedder", "finish_reason": None}, reader])
+    assert not _cut([{**reader, "finish_reason": "stop"}])
+    assert not _cut([{**reader, "role": "judge"}])  # the judge's reply is not the answer
+    assert not _cut(float("nan"))  # a run that recorded no calls

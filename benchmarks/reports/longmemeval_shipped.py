@@ -134,6 +134,7 @@ def with_labels(
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
         key=q["prediction"].map(by_hand.answer_key),
+        cut=q["calls"].map(_cut),
     )
     read = [verdicts.get((f, i, k)) for f, i, k in zip(q["file"], q["id"], q["key"], strict=True)]
     return q.assign(
@@ -194,6 +195,17 @@ def _cell(text: Any, limit: int, tail: int = 0) -> str:
     return flat.replace("|", "\\|")
 
 
+def _cut(calls: Any) -> bool:
+    """Whether the reader's reply stopped at its token limit (`finish_reason` "length"): a
+    worked answer cut there may never reach its result, which a verdict should know."""
+    if not isinstance(calls, list):
+        return False
+    return any(c.get("role") == "reader" and c.get("finish_reason") == "length" for c in calls)
+
+
+CUT_MARK = "[cut at the reply limit]"
+
+
 def _hand(verdict: bool | None) -> str:
     return "unread" if pd.isna(verdict) else ("correct" if verdict else "wrong")
 
@@ -207,11 +219,18 @@ def agreement(q: pd.DataFrame) -> str:
     false_credits = int((read["correct"] & ~right).sum())
     false_misses = int((~read["correct"] & right).sum())
     unread = len(q) - len(read)
+    cut = int(q["cut"].sum())
     return (
         f"Of {len(q)} verdicts, the judge credits {int(q['correct'].sum())}; read by hand, "
         f"{int(right.sum())} of {len(read)} are correct: {false_credits} of the judge's credits "
         f"are wrong answers and {false_misses} of its misses are right"
         + (f"; {unread} answer(s) not read yet." if unread else ".")
+        + (
+            f" {cut} of the {len(q)} replies stopped at the reader's token limit (marked "
+            f"{CUT_MARK})."
+            if cut
+            else ""
+        )
     )
 
 
@@ -223,7 +242,10 @@ def answers(q: pd.DataFrame) -> str:
     the 1.5B judge against the gold here; an answer the judge scored both ways shows twice.
     `q`: the runs' questions, `with_labels`."""
     q = q.assign(
-        answer=lambda f: f["prediction"].map(lambda a: _cell(a, ANSWER_CHARS, ANSWER_TAIL)),
+        answer=lambda f: [
+            _cell(a, ANSWER_CHARS, ANSWER_TAIL) + (f" {CUT_MARK}" if cut else "")
+            for a, cut in zip(f["prediction"], f["cut"], strict=True)
+        ],
         verdict=lambda f: f["correct"].map({True: "correct", False: "wrong"}),
     )
     rows = []
