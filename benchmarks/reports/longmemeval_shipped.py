@@ -66,14 +66,17 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     arm over every shipped file (`every_instance`). n=1 per arm in the first table: a plumbing
     record of each arm on a real 53-session haystack, not an accuracy estimate. The two
     sections over every file share one read of the runs' question records."""
+    verdicts = by_hand.load()
     q = questions_of(runs, "longmemeval_local", df)
     if q.empty:
-        return first_instance(df, runs)
-    q = with_labels(q, df, by_hand.load())
-    return first_instance(df, runs) + every_instance(q) + answers(q)
+        return first_instance(df, runs, verdicts)
+    q = with_labels(q, df, verdicts)
+    return first_instance(df, runs, verdicts) + every_instance(q) + answers(q)
 
 
-def first_instance(df: pd.DataFrame, runs: Path) -> str:
+def first_instance(
+    df: pd.DataFrame, runs: Path, verdicts: dict[by_hand.Key, by_hand.Verdict]
+) -> str:
     rows = {}
     for _, r in df.sort_values("mean_tokens").iterrows():
         folder = runs / "longmemeval_local" / r["run"]
@@ -84,9 +87,12 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
         meta = p.get("context_meta") or {}
         costs = history_costs(folder)
         routed = meta.get("pruned_read")
+        file = r["data"] if isinstance(r.get("data"), str) else DATA_FILE.name
+        read = verdicts.get((file, REAL_INSTANCE, by_hand.answer_key(p["prediction"])))
         rows[_arm_label(r["arm"], r.get("sessions"))] = {
             "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
+            "by hand": _hand(None if read is None else read.correct),
             "answer": " ".join(str(p["prediction"]).split())[:60],
             "read tokens": f"{p['context_tokens']:,}",
             "read chars": f"{p['context_chars']:,}",
@@ -106,7 +112,8 @@ def first_instance(df: pd.DataFrame, runs: Path) -> str:
     cells = (
         f'One real LongMemEval-S instance ({REAL_INSTANCE}: "{question}"), the local profile '
         "(reader and judge: Qwen2.5-Coder-1.5B Q4_K_M in a 16k window; embedder: "
-        "multilingual-e5-small). Read tokens by the reader's tokenizer; ingest counts are this "
+        "multilingual-e5-small). By hand: the answer's verdict read against the gold (below). "
+        "Read tokens by the reader's tokenizer; ingest counts are this "
         "run's own (a write path cached by an earlier run shows as cached calls). Pruned: turns "
         "the provenance prune dropped, or 'gated off' where the gate sent the question to the "
         f"plain read; the stored B.1 class the class-oracle gate reads: {stored}."
