@@ -1,6 +1,7 @@
-"""Hand verdicts beside the local LongMemEval judge (benchmarks/reports/by_hand.py): the file's
-rules, its keys, and that the committed file covers exactly the exported runs' answers, so a new
-run's answers cannot reach the committed table unread and no verdict outlives its answer."""
+"""Hand verdicts beside the local LongMemEval judge (benchmarks/reports/hand_verdicts.py): the
+file's rules, its keys, and that the committed file covers exactly the exported runs' answers,
+so a new run's answers cannot reach the committed table unread and no verdict outlives its
+answer; and `python -m benchmarks.reports.by_hand`, which lists what is left to read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.reports import by_hand
+from benchmarks.reports import hand_verdicts as hv
 from benchmarks.reports.frame import collect, questions_of
 from benchmarks.reports.longmemeval_shipped import agreement, answers, every_instance, with_labels
 from tests.peer_runs import table_row
@@ -26,30 +28,30 @@ FILE = "longmemeval_extra_oracle.json"
 )
 def test_the_key_ignores_how_words_are_spaced(words: list[str], sep: str) -> None:
     text = " ".join(words)
-    assert by_hand.answer_key(text) == by_hand.answer_key(sep + sep.join(text.split()) + sep)
+    assert hv.answer_key(text) == hv.answer_key(sep + sep.join(text.split()) + sep)
 
 
 def test_one_character_makes_another_answer() -> None:
-    assert by_hand.answer_key("25:50") != by_hand.answer_key("25:51")
+    assert hv.answer_key("25:50") != hv.answer_key("25:51")
 
 
 def _write(path: Path, *rows: dict[str, str]) -> Path:
-    by_hand.write(list(rows), path)
+    hv.write(list(rows), path)
     return path
 
 
 def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
-    b = by_hand.row(FILE, "q2", "27:12", "wrong", "the superseded time")
-    a = by_hand.row(FILE, "q1", "25:50 " + "x" * 200, "correct", "the current time")
+    b = hv.row(FILE, "q2", "27:12", "wrong", "the superseded time")
+    a = hv.row(FILE, "q1", "25:50 " + "x" * 200, "correct", "the current time")
     path = _write(tmp_path / "v.csv", b, a)
     assert [line.split(",")[1] for line in path.read_text().splitlines()[1:]] == ["q1", "q2"]
     assert a["answer"] == "25:50 " + "x" * 200  # the whole answer: its key is checked
-    verdicts = by_hand.load(path)
-    assert verdicts[(FILE, "q1", by_hand.answer_key("25:50 " + "x" * 200))].correct
-    assert verdicts[(FILE, "q2", by_hand.answer_key("27:12"))] == by_hand.Verdict(
+    verdicts = hv.load(path)
+    assert verdicts[(FILE, "q1", hv.answer_key("25:50 " + "x" * 200))].correct
+    assert verdicts[(FILE, "q2", hv.answer_key("27:12"))] == hv.Verdict(
         False, "the superseded time"
     )
-    assert by_hand.load(tmp_path / "absent.csv") == {}
+    assert hv.load(tmp_path / "absent.csv") == {}
 
 
 @pytest.mark.parametrize(
@@ -61,28 +63,28 @@ def test_the_file_round_trips_sorted(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_row_is_named_by_file_and_line(tmp_path: Path, change, says) -> None:
-    path = _write(tmp_path / "v.csv", {**by_hand.row(FILE, "q", "27:12", "wrong", "old"), **change})
-    with pytest.raises(by_hand.BadVerdicts) as err:
-        by_hand.load(path)
+    path = _write(tmp_path / "v.csv", {**hv.row(FILE, "q", "27:12", "wrong", "old"), **change})
+    with pytest.raises(hv.BadVerdicts) as err:
+        hv.load(path)
     assert str(err.value) == f"{path}, {says}" or str(err.value).startswith(f"{path}, {says}")
 
 
 def test_a_second_verdict_on_one_answer_and_a_missing_column_are_refused(tmp_path: Path) -> None:
-    one = by_hand.row(FILE, "q", "27:12", "wrong", "old")
+    one = hv.row(FILE, "q", "27:12", "wrong", "old")
     path = _write(tmp_path / "v.csv", one, {**one, "verdict": "correct"})
-    with pytest.raises(by_hand.BadVerdicts, match=r"line 3: a second verdict on q's answer"):
-        by_hand.load(path)
+    with pytest.raises(hv.BadVerdicts, match=r"line 3: a second verdict on q's answer"):
+        hv.load(path)
     # a row cut short (or one field too many), after a blank line: the file's own line number
     header, first = path.read_text().splitlines()[:2]
     path.write_text(f"{header}\n{first}\n\n{FILE},q2,abc,wrong\n")
-    with pytest.raises(by_hand.BadVerdicts, match=r"line 4: not 6 fields \(file, question_id"):
-        by_hand.load(path)
+    with pytest.raises(hv.BadVerdicts, match=r"line 4: not 6 fields \(file, question_id"):
+        hv.load(path)
     path.write_text(f"{header}\n{first},extra\n")
-    with pytest.raises(by_hand.BadVerdicts, match=r"line 2: not 6 fields"):
-        by_hand.load(path)
+    with pytest.raises(hv.BadVerdicts, match=r"line 2: not 6 fields"):
+        hv.load(path)
     path.write_text("file,question_id,verdict\n")
-    with pytest.raises(by_hand.BadVerdicts, match="header lacks answer_key, reason, answer"):
-        by_hand.load(path)
+    with pytest.raises(hv.BadVerdicts, match="header lacks answer_key, reason, answer"):
+        hv.load(path)
 
 
 def _questions(*rows: tuple[str, str, bool, bool | None]) -> pd.DataFrame:
@@ -91,7 +93,7 @@ def _questions(*rows: tuple[str, str, bool, bool | None]) -> pd.DataFrame:
         [
             {"arm": arm, "file": FILE, "id": "q", "type": "knowledge-update", "abstention": False,
              "gold": "25:50", "prediction": answer, "correct": judge,
-             "key": by_hand.answer_key(answer), "by_hand": hand,
+             "key": hv.answer_key(answer), "by_hand": hand,
              "why": None if hand is None else "read", "cut": answer.endswith("because")}
             for arm, answer, judge, hand in rows
         ]
@@ -125,11 +127,11 @@ def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
     benchmarks.reports.by_hand` lists them as rows to fill)."""
     runs = REPO / "results/runs"
     df = collect(runs, "longmemeval_local")
-    q = with_labels(questions_of(runs, "longmemeval_local", df), df, by_hand.load())
+    q = with_labels(questions_of(runs, "longmemeval_local", df), df, hv.load())
     unread = q[q["by_hand"].isna()]
     assert unread.empty, unread[["file", "id", "arm", "prediction"]].to_string()[:2000]
     answered = set(zip(q["file"], q["id"], q["key"], strict=True))
-    assert set(by_hand.load()) <= answered, set(by_hand.load()) - answered
+    assert set(hv.load()) <= answered, set(hv.load()) - answered
 
 
 def test_a_reply_is_cut_only_when_the_readers_call_stopped_at_its_limit() -> None:
@@ -140,3 +142,21 @@ def test_a_reply_is_cut_only_when_the_readers_call_stopped_at_its_limit() -> Non
     assert not _cut([{**reader, "finish_reason": "stop"}])
     assert not _cut([{**reader, "role": "judge"}])  # the judge's reply is not the answer
     assert not _cut(float("nan"))  # a run that recorded no calls
+
+
+def test_the_unread_answers_are_listed_with_what_to_judge_them_by(tmp_path: Path, capsys) -> None:
+    """With the committed file's last rows gone, exactly those answers are listed, each with
+    its gold and whole answer and a row that becomes a valid one once its verdict is filled."""
+    rows = hv.LONGMEMEVAL_LOCAL.read_text().splitlines(keepends=True)
+    partial = tmp_path / "partial.csv"
+    partial.write_text("".join(rows[:-3]))
+    gone = {line.split(",")[2] for line in rows[-3:]}
+    todo = by_hand.unread(REPO / "results/runs", partial)
+    assert {filled["answer_key"] for filled, _ in todo} == gone
+    for filled, block in todo:
+        assert block.startswith("# ") and "\n# gold: " in block
+        assert block.endswith(filled["answer"])  # the whole answer, as the row holds it
+        hv.write([{**filled, "verdict": "wrong", "reason": "r"}], tmp_path / "one.csv")
+        assert len(hv.load(tmp_path / "one.csv")) == 1
+    assert by_hand.main(["--runs", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.startswith("error: no finished runs under")

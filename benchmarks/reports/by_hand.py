@@ -1,115 +1,40 @@
-"""Verdicts read by hand, beside a model judge's.
+"""List the longmemeval_local answers nobody has read yet, to add their hand verdicts:
 
-Why: the local LongMemEval judge is the 1.5B reader model with the official prompts, and on the
-shipped instances it credits answers no reader would (a task named where the gold says the
-chats cannot tell, "3 years old" for 33, a refusal followed by running tips). A table that shows
-only its verdicts states a figure nobody checked. The hand verdicts are a committed file, one
-row per distinct answer to a question, so every one can be reviewed in a diff, and a table
-built from runs shows both counts and says how many answers nobody has read yet.
+    python -m benchmarks.reports.by_hand [--runs results/runs]
 
-An answer is keyed by its file, its question id and `answer_key` of its text (whitespace
-collapsed): the same words to the same question get the same verdict whichever arm gave them,
-and an answer that changes by one character is unread again. Each row holds the whole answer
-(collapsed), so a reviewer reads what was judged and every key is checked against its text.
+Each unread answer prints as its question, gold, the arms that gave it and the whole answer
+(lines starting with #), then the CSV row to fill (verdict correct or wrong, and why) and add to
+results/longmemeval_local/verdicts_by_hand.csv. The file's format and rules are
+benchmarks/reports/hand_verdicts.py; tests/test_by_hand.py fails while an exported answer has
+no verdict.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
-import hashlib
-from dataclasses import dataclass
+import io
+import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-LONGMEMEVAL_LOCAL = ROOT / "results" / "longmemeval_local" / "verdicts_by_hand.csv"
-
-FIELDS = ("file", "question_id", "answer_key", "verdict", "reason", "answer")
-VERDICTS = ("correct", "wrong")
-
-
-class BadVerdicts(ValueError):
-    """The verdicts file cannot be read: the message names the file, the row and the field."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    correct: bool
-    reason: str
-
-
-Key = tuple[str, str, str]  # (data file's name, question id, answer_key)
-
-
-def flat(answer: object) -> str:
-    """The answer with whitespace collapsed: how the tables show it and what the key hashes."""
-    return " ".join(str(answer).split())
-
-
-def answer_key(answer: object) -> str:
-    """16 hex digits of the SHA-256 of the collapsed answer."""
-    return hashlib.sha256(flat(answer).encode("utf-8")).hexdigest()[:16]
-
-
-def load(path: Path = LONGMEMEVAL_LOCAL) -> dict[Key, Verdict]:
-    """The hand verdicts by (file, question id, answer key); none when the file does not exist
-    (a fork that has read nothing yet). A malformed file raises `BadVerdicts` naming the row."""
-    if not path.exists():
-        return {}
-    verdicts: dict[Key, Verdict] = {}
-    wanted = ", ".join(FIELDS)
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        missing = [name for name in FIELDS if name not in (reader.fieldnames or [])]
-        if missing:
-            raise BadVerdicts(f"{path}: header lacks {', '.join(missing)} (wants {wanted})")
-        for entry in reader:
-            where = f"{path}, line {reader.line_num}"  # the file's line (a record may span two)
-            if None in entry or None in entry.values():  # too many fields, or too few
-                raise BadVerdicts(f"{where}: not {len(FIELDS)} fields ({wanted})")
-            if entry["verdict"] not in VERDICTS:
-                raise BadVerdicts(
-                    f"{where}: verdict {entry['verdict']!r} (allowed: correct, wrong)"
-                )
-            if not (entry["reason"] or "").strip():
-                raise BadVerdicts(f"{where}: reason is empty (say why, against the gold)")
-            if answer_key(entry["answer"]) != entry["answer_key"]:
-                raise BadVerdicts(f"{where}: answer_key is not the key of the row's answer")
-            key = (entry["file"], entry["question_id"], entry["answer_key"])
-            if key in verdicts:
-                raise BadVerdicts(f"{where}: a second verdict on {key[1]}'s answer {key[2]}")
-            verdicts[key] = Verdict(entry["verdict"] == "correct", entry["reason"].strip())
-    return verdicts
-
-
-def row(file: str, question_id: str, answer: object, verdict: str, reason: str) -> dict[str, str]:
-    """One row of the file, as `write` wants it."""
-    return {
-        "file": file,
-        "question_id": question_id,
-        "answer_key": answer_key(answer),
-        "verdict": verdict,
-        "reason": reason,
-        "answer": flat(answer),
-    }
-
-
-def write(rows: list[dict[str, str]], path: Path = LONGMEMEVAL_LOCAL) -> None:
-    """Write the rows sorted by file, question and key, so an added verdict is a one-line diff."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ordered = sorted(rows, key=lambda r: (r["file"], r["question_id"], r["answer_key"]))
-    with path.open("w", newline="", encoding="utf-8") as f:
-        out = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
-        out.writeheader()
-        out.writerows(ordered)
+from benchmarks.reports.frame import collect, questions_of
+from benchmarks.reports.hand_verdicts import (
+    FIELDS,
+    LONGMEMEVAL_LOCAL,
+    ROOT,
+    BadVerdicts,
+    flat,
+    load,
+    row,
+)
+from benchmarks.reports.longmemeval_shipped import with_labels
+from benchmarks.results.loader import NoRuns
 
 
 def unread(runs: Path, path: Path = LONGMEMEVAL_LOCAL) -> list[tuple[dict[str, str], str]]:
     """The distinct answers of the longmemeval_local runs under `runs` that `path` has no
     verdict on: each as a row to fill (verdict and reason "?") and a readable block (question,
     gold, the arms that gave it, the whole answer) to judge it by."""
-    from benchmarks.reports.frame import collect, questions_of  # the tables import this module
-    from benchmarks.reports.longmemeval_shipped import with_labels
-
     df = collect(runs, "longmemeval_local")
     q = with_labels(questions_of(runs, "longmemeval_local", df), df, load(path))
     todo = []
@@ -125,10 +50,6 @@ def unread(runs: Path, path: Path = LONGMEMEVAL_LOCAL) -> list[tuple[dict[str, s
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import io
-    import sys
-
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.reports.by_hand",
         description="List the longmemeval_local answers that have no hand verdict yet: each as "
@@ -140,8 +61,6 @@ def main(argv: list[str] | None = None) -> int:
         help="the runs root (default: the exported runs, results/runs)",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    from benchmarks.results.loader import NoRuns
-
     try:
         todo = unread(args.runs)
     except (BadVerdicts, NoRuns) as err:

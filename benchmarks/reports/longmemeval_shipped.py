@@ -2,7 +2,7 @@
 profile): on the first one (e47becba) the official judge's verdict, what the arm read and what
 its write path cost; then every arm over every shipped file, with n and the question types;
 then, per question, each distinct answer with the judge's verdict, the verdict read by hand
-(benchmarks/reports/by_hand.py) and the arms that gave it.
+(benchmarks/reports/hand_verdicts.py) and the arms that gave it.
 
 Why a module of its own: n ≤ 9 per arm, a per-instance record of each arm on real haystacks
 rather than an accuracy estimate, read from each run's prediction and score records and its
@@ -22,12 +22,12 @@ import pandas as pd
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
-from benchmarks.reports import by_hand
+from benchmarks.reports import hand_verdicts
 from benchmarks.reports.frame import Builder, header, history_costs, questions_of
 from benchmarks.results.loader import read_records
 
 REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
-_VERDICTS_FILE = by_hand.LONGMEMEVAL_LOCAL.relative_to(by_hand.ROOT).as_posix()
+_VERDICTS_FILE = hand_verdicts.LONGMEMEVAL_LOCAL.relative_to(hand_verdicts.ROOT).as_posix()
 
 
 def _arm_label(arm: str, sessions: Any) -> str:
@@ -66,7 +66,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     arm over every shipped file (`every_instance`). n=1 per arm in the first table: a plumbing
     record of each arm on a real 53-session haystack, not an accuracy estimate. The two
     sections over every file share one read of the runs' question records."""
-    verdicts = by_hand.load()
+    verdicts = hand_verdicts.load()
     q = questions_of(runs, "longmemeval_local", df)
     if q.empty:
         return first_instance(df, runs, verdicts)
@@ -75,7 +75,7 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
 
 
 def first_instance(
-    df: pd.DataFrame, runs: Path, verdicts: dict[by_hand.Key, by_hand.Verdict]
+    df: pd.DataFrame, runs: Path, verdicts: dict[hand_verdicts.Key, hand_verdicts.Verdict]
 ) -> str:
     rows = {}
     for _, r in df.sort_values("mean_tokens").iterrows():
@@ -88,7 +88,7 @@ def first_instance(
         costs = history_costs(folder)
         routed = meta.get("pruned_read")
         file = r["data"] if isinstance(r.get("data"), str) else DATA_FILE.name
-        read = verdicts.get((file, REAL_INSTANCE, by_hand.answer_key(p["prediction"])))
+        read = verdicts.get((file, REAL_INSTANCE, hand_verdicts.answer_key(p["prediction"])))
         rows[_arm_label(r["arm"], r.get("sessions"))] = {
             "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
@@ -123,7 +123,7 @@ def first_instance(
 
 
 def with_labels(
-    q: pd.DataFrame, df: pd.DataFrame, verdicts: dict[by_hand.Key, by_hand.Verdict]
+    q: pd.DataFrame, df: pd.DataFrame, verdicts: dict[hand_verdicts.Key, hand_verdicts.Verdict]
 ) -> pd.DataFrame:
     """Per-question rows with the row label (`arm`), the data file's name, the official question
     type, whether it is an abstention question, the judge's verdict and the hand verdict on the
@@ -140,7 +140,7 @@ def with_labels(
         type=q["question_meta"].map(lambda m: (m or {}).get("question_type")),
         abstention=q["id"].map(is_abstention),
         correct=q["judge.correct"].fillna(False).astype(bool),
-        key=q["prediction"].map(by_hand.answer_key),
+        key=q["prediction"].map(hand_verdicts.answer_key),
         cut=q["calls"].map(_cut),
     )
     read = [verdicts.get((f, i, k)) for f, i, k in zip(q["file"], q["id"], q["key"], strict=True)]

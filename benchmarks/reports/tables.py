@@ -32,8 +32,8 @@ import pandas as pd
 
 from benchmarks.reports import (
     alfworld,
-    by_hand,
     factconsolidation,
+    hand_verdicts,
     longmemeval_accuracy,
     longmemeval_cost,
     longmemeval_growth,
@@ -257,7 +257,7 @@ def build_all(
                 name, runs, out, profile=profile, include_scripted=include_scripted,
                 replace=replace, also=also,
             )  # fmt: skip
-        except (NoRuns, WouldDropRows, by_hand.BadVerdicts) as err:
+        except (NoRuns, WouldDropRows, hand_verdicts.BadVerdicts) as err:
             done[name] = f"{err}; {out / 'tables' / name}.md left as it is"
         else:
             done[name] = f"wrote {out / 'tables' / name}.md and .csv"
@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         return 0
     try:
         print(build(args.table, args.runs, args.out, **options))
-    except (NoRuns, WouldDropRows, by_hand.BadVerdicts) as err:
+    except (NoRuns, WouldDropRows, hand_verdicts.BadVerdicts) as err:
         print(f"tables: {err}; nothing written", file=sys.stderr)
         return 2
     print(f"\nwrote {args.out / 'tables' / args.table}.md and .csv", file=sys.stderr)
