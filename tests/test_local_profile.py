@@ -217,7 +217,8 @@ def test_a_server_that_crashes_while_starting_says_what_to_try(tmp_path: Path) -
     server = local.LlamaCppServer(model, binary=crashing, log_path=tmp_path / "chat.log")
     with pytest.raises(ServerStartError, match=r"died by signal 11 while starting") as err:
         server.start()
-    assert "$PMEM_CACHE/wheels/" in str(err.value) and not server.alive
+    assert "$PMEM_CACHE/wheels/" in str(err.value) and "--no-repack" in str(err.value)
+    assert not server.alive
 
 
 # --- the real model ---------------------------------------------------------------------------

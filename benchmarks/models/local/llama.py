@@ -133,7 +133,10 @@ class LlamaCppServer(LocalServer):
             f"\nllama-server died by signal {signal} while starting. A llama.cpp compiled on "
             "another CPU can crash on this one: `make setup-local` keeps one build per CPU "
             "(under $PMEM_CACHE/wheels/); delete that folder's build for this CPU to rebuild "
-            "it, or set PMEM_LLAMA_SERVER=/path/to/llama-server."
+            "it, or set PMEM_LLAMA_SERVER=/path/to/llama-server. On a CPU with AMX, ggml's "
+            "AMX kernels crash on this model (llama.cpp issue 20824): `make setup-local` "
+            "builds without them there; a build from elsewhere runs with weight repacking "
+            "off (llm.server.extra_args=[--load-mode,none,--no-repack])."
         )
 
     @property
