@@ -27,8 +27,8 @@ CPU_KEY := $(shell (grep -m1 '^model name' /proc/cpuinfo; grep -m1 '^flags' /pro
 # 2026-12-05, the server dying at start. Where the CPU has AMX the build leaves it out (GCC's
 # explicit -mno-amx-* win over -march=native), weight repacking for AVX-512 stays, and the
 # wheel's folder says so, so an earlier AMX build is never reused.
-LLAMA_NO_AMX := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | \
-                  grep -qx amx_int8 && echo '-mno-amx-tile -mno-amx-int8 -mno-amx-bf16')
+CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+LLAMA_NO_AMX := $(if $(filter amx_int8,$(CPU_FLAGS)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
 LLAMA_WHEELS := $(PMEM_CACHE)/wheels/$(subst ==,-,$(LLAMA_PIN))-cpu-$(CPU_KEY)$(if $(LLAMA_NO_AMX),-noamx)
 
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
