@@ -93,7 +93,7 @@ def first_instance(
             "haystack": (p.get("meta") or {}).get("haystack_sessions", "–"),
             "judge": "correct" if (sc.get("judge") or {}).get("correct") else "wrong",
             "by hand": _hand(None if read is None else read.correct),
-            "answer": " ".join(str(p["prediction"]).split())[:60],
+            "answer": hand_verdicts.flat(p["prediction"])[:60],
             "read tokens": f"{p['context_tokens']:,}",
             "read chars": f"{p['context_chars']:,}",
             "items": p.get("context_items"),
@@ -193,7 +193,7 @@ def _cell(text: Any, limit: int, tail: int = 0) -> str:
     """One line of markdown-safe text: whitespace collapsed, pipes escaped. Text longer than
     `limit` keeps its beginning and, when `tail` is set, its last `tail` characters, an
     ellipsis between ("3 years old" ends a worked answer)."""
-    flat = " ".join(str(text).split())
+    flat = hand_verdicts.flat(text)
     if len(flat) > limit:
         end = flat[len(flat) - tail :] if tail else ""
         end = end[end.find(" ") + 1 :] if " " in end else end  # from a word's start
