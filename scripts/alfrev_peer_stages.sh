@@ -8,7 +8,8 @@
 # cases from the response cache, paying only its new ones. After each finished stage its run is
 # exported (pmem-results export --finished-only) and the table rebuilt from results/runs: the
 # table keeps the run with the most cases per cell and states n per row, so a session that ends
-# mid-stage leaves the last finished stage ready to commit. Rerun to go on.
+# mid-stage leaves the last finished stage ready to commit. Rerun to go on: a stage whose run is
+# already exported, at its case count or more, is skipped (benchmarks/results/stages.py).
 #   ARM=graphiti_alfrev scripts/alfrev_peer_stages.sh                  # Table 8, d=0 then d=32
 #   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 scripts/alfrev_peer_stages.sh
 #   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 scripts/alfrev_peer_stages.sh
@@ -29,30 +30,20 @@ if ! [[ "$STEP" =~ ^[1-9][0-9]*$ && "$CASES" =~ ^[1-9][0-9]*$ ]]; then
   echo "STEP=$STEP, CASES=$CASES: both must be positive whole numbers" >&2; exit 2
 fi
 
-# An exported run whose config is a larger exported run's but for benchmark.cases is that run's
-# start (its cases are the larger run's first ones): drop it, so results/runs holds one run a cell.
-superseded() {
-  $PY - "results/runs/$EXPERIMENT" <<'PY'
-import json, shutil, sys
-from pathlib import Path
-
-runs = {}
-for manifest in sorted(Path(sys.argv[1]).glob("*/manifest.json")):
-    config = json.loads(manifest.read_text())["config"]
-    cases = config["benchmark"].pop("cases")
-    runs.setdefault(json.dumps(config, sort_keys=True), []).append((cases, manifest.parent))
-for same in runs.values():
-    for cases, folder in sorted(same)[:-1]:
-        print(f"dropping {folder} ({cases} cases): the first cases of a larger exported run")
-        shutil.rmtree(folder)
-PY
-}
-
 stage() {  # $1: the case count, $2: the distance override (empty for the conflict probe)
+  local overrides=("experiment=$EXPERIMENT" "arm=$ARM" "benchmark.cases=$1" ${2:+"$2"}) found rc
   echo "== $ARM, $EXPERIMENT${2:+ ($2)}, $1 cases"
-  $BENCH -m "experiment=$EXPERIMENT" "arm=$ARM" "benchmark.cases=$1" ${2:+"$2"}
+  found=$($BENCH "${overrides[@]}" --cfg job --resolve \
+    | $PY -m benchmarks.results.stages exported "results/runs/$EXPERIMENT") && rc=0 || rc=$?
+  case $rc in
+    0) echo "   already exported ($found): skipped"; return ;;
+    1) ;;
+    *) exit "$rc" ;;
+  esac
+  $BENCH -m "${overrides[@]}"
   $RESULTS export "$EXPERIMENT" --finished-only
-  superseded
+  # one run a cell: an exported run that is the start of a larger one goes
+  $PY -m benchmarks.results.stages drop-superseded "results/runs/$EXPERIMENT"
   $PY -m benchmarks.reports "$EXPERIMENT" --runs results/runs > /dev/null
 }
 
