@@ -131,6 +131,26 @@ def test_a_bad_dump_adds_nothing_and_says_which_line(tmp_path: Path, content: by
     assert out.stderr.count("\n") == 1 and "nothing of it was added" in out.stderr
 
 
+def test_a_dump_refreshed_and_stopped_mid_write_leaves_the_previous_one_whole(
+    tmp_path: Path,
+) -> None:
+    """The stage script refreshes its dump while a run goes on: a refresh that cannot finish
+    (here its aside file cannot be written) leaves the last good dump, never a truncated one."""
+    out = tmp_path / "d.jsonl.gz"
+    with ResponseCache(tmp_path / "c.sqlite") as c:
+        c.put("a" * 64, {"x": 1}, kind="chat", model="m", request={"body": 1})
+        assert c.dump(out) == 1
+        good = out.read_bytes()
+        c.put("b" * 64, {"x": 2}, kind="chat", model="m", request={"body": 2})
+        (tmp_path / ".d.jsonl.gz.partial").mkdir()  # the refresh's write fails
+        with pytest.raises(IsADirectoryError):
+            c.dump(out)
+        assert out.read_bytes() == good
+        (tmp_path / ".d.jsonl.gz.partial").rmdir()
+        assert c.dump(out) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "d.jsonl.gz"]
+
+
 def test_the_command_line_round_trip(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "c.sqlite") as c:
         c.put("d" * 64, {"x": 1}, kind="chat", model="m", request={"body": 1})

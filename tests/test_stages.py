@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
 
+from benchmarks.models.cache import KIND_GROUPS, ResponseCache
 from benchmarks.results.stages import exported, main, superseded
 from tests.bench import fake_run
 
@@ -80,3 +84,51 @@ def test_the_composed_config_is_the_one_a_run_records(tmp_path: Path) -> None:
             input=cfg.stdout, capture_output=True, text=True,
         )  # fmt: skip
         assert (found.returncode, found.stdout.strip()) == (code, str(run) if code == 0 else "")
+
+
+def test_the_stage_script_runs_each_stage_and_dumps_what_it_paid(tmp_path: Path) -> None:
+    """The script end to end on the scripted models (a dry run: never exported, so each stage
+    runs), from a folder of its own: its stages run and its paid calls land in DUMP."""
+    repo = Path(__file__).resolve().parents[1]
+    table = tmp_path / "results" / "runs" / "table8"
+    table.mkdir(parents=True)  # a committed run, so the table rebuild has a row to build
+    shutil.copytree(next((repo / "results" / "runs" / "table8").glob("raw_topk__*d0__*")),
+                    table / "raw_topk")  # fmt: skip
+    bin_ = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "ARM": "pmem_commit",
+        "DISTANCES": "0",
+        "STEP": "1",
+        "CASES": "2",
+        "BENCH": f"{sys.executable} -m benchmarks.runner",
+        "RESULTS": f"{sys.executable} -m benchmarks.results",
+        "PY": sys.executable,
+        "OVERRIDES": "llm=scripted embedder=scripted judge=scripted run.progress=false",
+        "DUMP": str(tmp_path / "d.jsonl.gz"),
+        "PATH": f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "alfrev_peer_stages.sh")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stdout.splitlines() if line.startswith("== ")] == [
+        "== pmem_commit, table8 (benchmark.d=0), 1 cases",
+        "== pmem_commit, table8 (benchmark.d=0), 2 cases",
+    ]
+    with ResponseCache(tmp_path / "fresh.sqlite") as fresh:
+        added, _ = fresh.load(tmp_path / "d.jsonl.gz")
+    with sqlite3.connect(tmp_path / "runs" / "cache.sqlite") as paid:
+        (chat,) = paid.execute(
+            "SELECT COUNT(*) FROM responses WHERE kind IN (?, ?)", KIND_GROUPS["chat"]
+        ).fetchone()
+    assert added == chat > 0, "every chat call the stages paid is in the dump"
+    bad = subprocess.run(
+        ["bash", str(repo / "scripts" / "alfrev_peer_stages.sh")],
+        cwd=tmp_path, env={**env, "DUMP": "calls.json"}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (bad.returncode, bad.stderr.strip()) == (
+        2,
+        "DUMP=calls.json: a dump is a .jsonl.gz file, e.g. results/cache/<date>-<run>.jsonl.gz",
+    )

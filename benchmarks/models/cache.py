@@ -191,8 +191,13 @@ class ResponseCache:
                 args,
             ).fetchall()
         text = "".join(canonical_json(dict(zip(COLUMNS, r, strict=True))) + "\n" for r in rows)
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        # written aside and moved into place: a dump refreshed while a run goes on (the stage
+        # script's DUMP) and stopped mid-write leaves the previous dump whole
+        target = Path(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        partial.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        os.replace(partial, target)
         return len(rows)
 
     def load(self, source: str | os.PathLike[str]) -> tuple[int, int]:
