@@ -13,7 +13,7 @@
 #   ARM=graphiti_alfrev scripts/alfrev_peer_stages.sh                  # Table 8, d=0 then d=32
 #   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 scripts/alfrev_peer_stages.sh
 #   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 scripts/alfrev_peer_stages.sh
-# OVERRIDES="llm=... writer=..." adds Hydra overrides to every stage (a profile, run.root).
+# OVERRIDES="llm=... writer=..." adds Hydra overrides to every stage (a profile, say).
 # DUMP=results/cache/<name>.jsonl.gz keeps the chat calls this invocation pays in that dump
 # (results/cache/README.md), refreshed every DUMP_EVERY seconds (600) and once more at the end or
 # on a stop (SIGTERM, Ctrl-C), so a session that has to stop commits it as it is:
