@@ -13,11 +13,13 @@
 #   ARM=graphiti_alfrev scripts/alfrev_peer_stages.sh                  # Table 8, d=0 then d=32
 #   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 scripts/alfrev_peer_stages.sh
 #   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 scripts/alfrev_peer_stages.sh
-# OVERRIDES="llm=... writer=..." adds Hydra overrides to every stage (a profile, say).
-# DUMP=results/cache/<name>.jsonl.gz keeps the chat calls this invocation pays in that dump
-# (results/cache/README.md), refreshed every DUMP_EVERY seconds (600) and once more at the end or
-# on a stop (SIGTERM, Ctrl-C), so a session that has to stop commits it as it is:
-#   ARM=graphiti_alfrev DUMP=results/cache/2026-12-06c-table8_graphiti.jsonl.gz scripts/alfrev_peer_stages.sh
+# OVERRIDES="llm=... writer=..." adds Hydra overrides to every stage, split on spaces (a profile,
+# say; the export reads runs/, so not run.root).
+# DUMP=results/cache/<date>-<run>.jsonl.gz, a new file, keeps the chat calls this invocation
+# pays (results/cache/README.md), rewritten every DUMP_EVERY seconds (600) and once more at the
+# end or on a stop, so a session that has to stop commits it as it is. Stop a run in the
+# background with SIGTERM (kill, pkill -f alfrev_peer_stages.sh): the stage's pmem-bench stops
+# with it (it resumes from its records and the cache); Ctrl-C reaches both from the terminal.
 set -euo pipefail
 ARM=${ARM:?name the peer arm, e.g. ARM=graphiti_alfrev}
 EXPERIMENT=${EXPERIMENT:-table8}
@@ -43,40 +45,64 @@ fi
 if [ -n "$DUMP" ] && [[ "$DUMP" != *.jsonl.gz ]]; then
   echo "DUMP=$DUMP: a dump is a .jsonl.gz file, e.g. results/cache/<date>-<run>.jsonl.gz" >&2; exit 2
 fi
-
-# A stop (SIGTERM, Ctrl-C) stops the run in hand too (it resumes from its records and the
-# cache), then the EXIT trap dumps what was paid.
-child=""
-trap '[ -z "$child" ] || { kill "$child" 2> /dev/null; wait "$child" || true; }; exit 143' TERM INT
-waited() { "$@" & child=$!; wait "$child"; child=""; }
-
-if [ -n "$DUMP" ]; then  # the calls paid from now on, dumped while the stages go on
-  since=$(date -u +%Y-%m-%dT%H:%M:%S)
-  dump() {
-    $PY -m benchmarks.models.cache export "$DUMP" --since "$since" --kind chat --cache "$CACHE"
-  }
-  (  # its sleep goes with it, and it holds none of the script's outputs open
-    trap 'kill "$nap" 2> /dev/null; exit 0' TERM
-    while :; do sleep "$DUMP_EVERY" & nap=$!; wait "$nap"; dump || true; done
-  ) > /dev/null 2>&1 &
-  dumper=$!
-  trap 'kill "$dumper" 2> /dev/null || true; [ ! -f "$CACHE" ] || dump' EXIT
+if [ -n "$DUMP" ] && [ -e "$DUMP" ]; then  # it holds an earlier invocation's calls: keep them
+  echo "DUMP=$DUMP: exists; name a new dump (each holds the calls of one invocation)" >&2; exit 2
 fi
+
+since=$(date -u +%Y-%m-%dT%H:%M:%S)
+dump() {  # the chat calls paid since this invocation began, into DUMP (a no-op without one)
+  [ -n "$DUMP" ] || return 0
+  if [ -f "$CACHE" ]; then
+    $PY -m benchmarks.models.cache export "$DUMP" --since "$since" --kind chat --cache "$CACHE"
+  else
+    echo "DUMP=$DUMP: no cache at $CACHE (CACHE= names run.cache): nothing dumped" >&2
+  fi
+}
+dumper=""
+if [ -n "$DUMP" ]; then  # rewritten while the stages go on, until this script is gone
+  (
+    trap 'kill "$nap" 2> /dev/null; exit 0' TERM  # its sleep goes with it
+    while kill -0 $$ 2> /dev/null; do
+      sleep "$DUMP_EVERY" & nap=$!
+      wait "$nap"
+      kill -0 $$ 2> /dev/null && { dump > /dev/null || true; }
+    done
+  ) > /dev/null 2>&1 &  # it holds none of the script's outputs open
+  dumper=$!
+fi
+finish() {
+  [ -z "$dumper" ] || { kill "$dumper" 2> /dev/null; wait "$dumper" 2> /dev/null || true; }
+  dump
+}
+trap finish EXIT
+
+# A stop: on SIGTERM the run in hand gets it too; Ctrl-C reached it from the terminal. The calls
+# paid so far are dumped first (a SIGKILL may follow), the run is waited for, then the EXIT
+# trap dumps once more.
+child=""
+stop() {
+  [ "$1" = 130 ] || [ -z "$child" ] || kill "$child" 2> /dev/null || true
+  dump || true
+  [ -z "$child" ] || wait "$child" || true
+  exit "$1"
+}
+trap 'stop 143' TERM
+trap 'stop 130' INT
+waited() { "$@" & child=$!; wait "$child"; child=""; }
 
 stage() {  # $1: the case count, $2: the distance override (empty for the conflict probe)
   local overrides=("experiment=$EXPERIMENT" "arm=$ARM" "benchmark.cases=$1" ${2:+"$2"} "${extra[@]}")
-  local found rc
+  local found
   echo "== $ARM, $EXPERIMENT${2:+ ($2)}, $1 cases"
   found=$($BENCH "${overrides[@]}" --cfg job --resolve \
-    | $PY -m benchmarks.results.stages exported "results/runs/$EXPERIMENT") && rc=0 || rc=$?
-  case $rc in
-    0) echo "   already exported ($found): skipped"; return ;;
-    1) ;;
-    *) exit "$rc" ;;
-  esac
+    | $PY -m benchmarks.results.stages exported "results/runs/$EXPERIMENT")
+  if [ -n "$found" ]; then
+    echo "   already exported complete ($found): skipped"
+    return
+  fi
   waited $BENCH -m "${overrides[@]}"
   $RESULTS export "$EXPERIMENT" --finished-only
-  # one run a cell: an exported run that is the start of a larger one goes
+  # one run a cell: an exported run that is the start of a larger complete one goes
   $PY -m benchmarks.results.stages drop-superseded "results/runs/$EXPERIMENT"
   $PY -m benchmarks.reports "$EXPERIMENT" --runs results/runs > /dev/null
 }

@@ -132,23 +132,29 @@ def test_a_bad_dump_adds_nothing_and_says_which_line(tmp_path: Path, content: by
 
 
 def test_a_dump_refreshed_and_stopped_mid_write_leaves_the_previous_one_whole(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The stage script refreshes its dump while a run goes on: a refresh that cannot finish
-    (here its aside file cannot be written) leaves the last good dump, never a truncated one."""
+    """The stage script rewrites its dump while a run goes on: a rewrite stopped before its
+    file is in place (Ctrl-C here) leaves the last good dump and no stray file behind."""
     out = tmp_path / "d.jsonl.gz"
     with ResponseCache(tmp_path / "c.sqlite") as c:
         c.put("a" * 64, {"x": 1}, kind="chat", model="m", request={"body": 1})
         assert c.dump(out) == 1
         good = out.read_bytes()
         c.put("b" * 64, {"x": 2}, kind="chat", model="m", request={"body": 2})
-        (tmp_path / ".d.jsonl.gz.partial").mkdir()  # the refresh's write fails
-        with pytest.raises(IsADirectoryError):
-            c.dump(out)
+
+        def stopped(*_: object) -> None:
+            raise KeyboardInterrupt
+
+        with monkeypatch.context() as m:
+            m.setattr("os.replace", stopped)
+            with pytest.raises(KeyboardInterrupt):
+                c.dump(out)
         assert out.read_bytes() == good
-        (tmp_path / ".d.jsonl.gz.partial").rmdir()
+        assert [p.name for p in tmp_path.glob("*d.jsonl.gz*")] == ["d.jsonl.gz"], "no stray file"
         assert c.dump(out) == 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "d.jsonl.gz"]
+    assert len(gzip.decompress(out.read_bytes()).splitlines()) == 2
+    assert oct(out.stat().st_mode & 0o777) == oct(0o644)
 
 
 def test_the_command_line_round_trip(tmp_path: Path) -> None:

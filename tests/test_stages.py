@@ -1,101 +1,99 @@
 """Staged peer runs (scripts/alfrev_peer_stages.sh): which exported runs a larger one contains,
-and whether a stage is already exported, so a rerun of the script goes on where it stopped."""
+whether a stage is already exported, and the script itself: its stages, its skips on a rerun,
+the dump it keeps and a stop."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 import yaml
 
-from benchmarks.models.cache import KIND_GROUPS, ResponseCache
-from benchmarks.results.stages import exported, main, superseded
+from benchmarks.models.cache import KIND_GROUPS
+from benchmarks.results.stages import covering, exported_runs, main, superseded
 from tests.bench import fake_run
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "alfrev_peer_stages.sh"
+SCRIPTED = "llm=scripted embedder=scripted judge=scripted run.progress=false"
 
 
 def _runs(root: Path) -> Path:
     fake_run(root, "a2", arm="graphiti", L=1, cases=2, correct=1)
     fake_run(root, "a4", arm="graphiti", L=1, cases=4, correct=2)
     fake_run(root, "b2", arm="graphiti", L=1, cases=2, correct=1, model="other")
-    fake_run(root, "c6", arm="mem0", L=1, cases=6, correct=3, complete=False)
-    (root / "table6" / "c6" / "summary.json").unlink()  # stopped mid-way: no summary
+    fake_run(root, "b6", arm="graphiti", L=1, cases=6, correct=3, model="other", complete=False)
     return root / "table6"
 
 
-def _config(folder: Path, cases: int) -> dict:
+def _config(folder: Path, cases: int, **llm: object) -> dict:
     config = json.loads((folder / "manifest.json").read_text())["config"]
-    return {**config, "benchmark": {**config["benchmark"], "cases": cases}}
+    benchmark = {**config["benchmark"], "cases": cases}
+    return {**config, "benchmark": benchmark, "llm": {**config["llm"], **llm}}
 
 
-def test_only_the_start_of_a_larger_run_of_the_same_config_is_superseded(tmp_path: Path) -> None:
+def _names(runs) -> list[str]:
+    return sorted(r.folder.name for r in runs)
+
+
+def test_only_a_larger_complete_run_of_the_same_config_supersedes(tmp_path: Path) -> None:
     table = _runs(tmp_path)
-    assert superseded(table) == [(2, table / "a2")], "b2 is another model's run: kept"
+    assert _names(superseded(exported_runs(table))) == ["a2"], (
+        "b2 is another model's run, and its larger run b6 stopped mid-way: kept"
+    )
     assert main(["drop-superseded", str(table)]) == 0
-    assert sorted(p.name for p in table.iterdir()) == ["a4", "b2", "c6"]
-    assert superseded(table) == []
+    assert sorted(p.name for p in table.iterdir()) == ["a4", "b2", "b6"]
+    assert superseded(exported_runs(table)) == []
+    assert exported_runs(tmp_path / "none") == [], "no folder yet: no runs"
 
 
-def test_a_stage_is_exported_when_a_finished_run_has_its_cases_or_more(tmp_path: Path) -> None:
+def test_a_stage_is_exported_when_a_complete_run_has_its_cases_or_more(tmp_path: Path) -> None:
     table = _runs(tmp_path)
-    assert exported(table, _config(table / "a2", 2)) == table / "a4", "the larger run covers it"
-    assert exported(table, _config(table / "a4", 4)) == table / "a4"
-    assert exported(table, _config(table / "a4", 6)) is None, "6 cases: not run yet"
-    assert exported(table, _config(table / "b2", 4)) is None, "the other model's run has 2"
-    assert exported(table, _config(table / "c6", 6)) is None, "unfinished: never skipped"
+    runs = exported_runs(table)
+
+    def found(folder: str, cases: int, **llm: object) -> str | None:
+        run = covering(runs, _config(table / folder, cases, **llm))
+        return run.folder.name if run else None
+
+    assert found("a2", 2) == "a4", "the larger run covers it"
+    assert found("a4", 4) == "a4"
+    assert found("a4", 3, timeout_s=5, server={"threads": 16}) == "a4", "how a model is called"
+    assert found("a4", 6) is None, "6 cases: not run yet"
+    assert found("a4", 4, revision="r2") is None, "another model revision: another run"
+    assert found("b2", 2) == "b2"
+    assert found("b2", 6) is None, "b6 stopped mid-way: its stage runs again"
 
 
 def test_the_cli_reads_the_config_pmem_bench_prints(tmp_path: Path, capsys, monkeypatch) -> None:
     table = _runs(tmp_path)
-    for cases, code in ((3, 0), (5, 1)):
+    for cases in (3, 5):
         monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump(_config(table / "a4", cases))))
-        assert main(["exported", str(table)]) == code
-    assert capsys.readouterr().out.strip() == str(table / "a4")
+        assert main(["exported", str(table)]) == 0
+    assert capsys.readouterr().out.splitlines() == [str(table / "a4")], "5 cases: nothing"
     monkeypatch.setattr("sys.stdin", io.StringIO("- not\n- a config\n"))
     assert main(["exported", str(table)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "stages: stdin: expected the YAML mapping `pmem-bench --cfg job` prints"
     ]
+    (table / "a4" / "summary.json").write_text("{not json")
+    monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump(_config(table / "a4", 3))))
+    assert main(["exported", str(table)]) == 2, "a damaged summary is said, not taken as absent"
+    assert capsys.readouterr().err.startswith("stages: ")
 
 
-def test_the_composed_config_is_the_one_a_run_records(tmp_path: Path) -> None:
-    """What the script compares, `pmem-bench … --cfg job --resolve`, is the config a run writes
-    to its manifest (a dry run writes the manifest and stops), so an exported stage is found."""
-    root = tmp_path / "runs"
-    args = ["experiment=table8", "arm=pmem_commit", "benchmark.d=32", f"run.root={root}"]
-    args += ["run.dry_run=true"]
-    bench = [sys.executable, "-m", "benchmarks.runner"]
-    done = subprocess.run([*bench, *args, "benchmark.cases=2"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    (run,) = (root / "table8").iterdir()
-    (run / "summary.json").write_text("{}")  # as if it had finished
-    for cases, code in ((1, 0), (2, 0), (3, 1)):
-        cfg = subprocess.run(
-            [*bench, *args, f"benchmark.cases={cases}", "--cfg", "job", "--resolve"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        found = subprocess.run(
-            [sys.executable, "-m", "benchmarks.results.stages", "exported", str(root / "table8")],
-            input=cfg.stdout, capture_output=True, text=True,
-        )  # fmt: skip
-        assert (found.returncode, found.stdout.strip()) == (code, str(run) if code == 0 else "")
-
-
-def test_the_stage_script_runs_each_stage_and_dumps_what_it_paid(tmp_path: Path) -> None:
-    """The script end to end on the scripted models (a dry run: never exported, so each stage
-    runs), from a folder of its own: its stages run and its paid calls land in DUMP."""
-    repo = Path(__file__).resolve().parents[1]
-    table = tmp_path / "results" / "runs" / "table8"
-    table.mkdir(parents=True)  # a committed run, so the table rebuild has a row to build
-    shutil.copytree(next((repo / "results" / "runs" / "table8").glob("raw_topk__*d0__*")),
-                    table / "raw_topk")  # fmt: skip
-    bin_ = Path(sys.executable).parent
-    env = {
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    """The script run from `tmp_path` on the scripted models, P-Mem's commit arm at d=0."""
+    return {
         **os.environ,
         "ARM": "pmem_commit",
         "DISTANCES": "0",
@@ -104,31 +102,96 @@ def test_the_stage_script_runs_each_stage_and_dumps_what_it_paid(tmp_path: Path)
         "BENCH": f"{sys.executable} -m benchmarks.runner",
         "RESULTS": f"{sys.executable} -m benchmarks.results",
         "PY": sys.executable,
-        "OVERRIDES": "llm=scripted embedder=scripted judge=scripted run.progress=false",
-        "DUMP": str(tmp_path / "d.jsonl.gz"),
-        "PATH": f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}",
+        "OVERRIDES": SCRIPTED,
+        **more,
     }
-    done = subprocess.run(
-        ["bash", str(repo / "scripts" / "alfrev_peer_stages.sh")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert [line for line in done.stdout.splitlines() if line.startswith("== ")] == [
+
+
+def _workdir(tmp_path: Path) -> Path:
+    table = tmp_path / "results" / "runs" / "table8"
+    table.mkdir(parents=True)
+    committed = sorted((REPO / "results" / "runs" / "table8").glob("raw_topk__*d0__*"))
+    assert committed, "the committed Table 8 raw_topk run (the table rebuild needs a row)"
+    shutil.copytree(committed[0], table / committed[0].name)
+    return table
+
+
+def _chat_entries(cache: Path) -> int:
+    with sqlite3.connect(cache) as db:
+        query = "SELECT COUNT(*) FROM responses WHERE kind IN (?, ?)"
+        return int(db.execute(query, KIND_GROUPS["chat"]).fetchone()[0])
+
+
+def _cases(run: Path) -> int:
+    return json.loads((run / "manifest.json").read_text())["config"]["benchmark"]["cases"]
+
+
+def _stages(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith(("== ", "   already"))]
+
+
+def test_the_script_runs_each_stage_dumps_its_calls_and_skips_what_is_exported(
+    tmp_path: Path,
+) -> None:
+    """Scripted runs are never exported, so the first invocation runs both stages; its runs,
+    copied where an export puts them (the config a run records is the one the script composes),
+    make a second invocation skip both."""
+    table = _workdir(tmp_path)
+    env = _env(tmp_path, DUMP=str(tmp_path / "d.jsonl.gz"))
+    run = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert _stages(run.stdout) == [
         "== pmem_commit, table8 (benchmark.d=0), 1 cases",
         "== pmem_commit, table8 (benchmark.d=0), 2 cases",
     ]
-    with ResponseCache(tmp_path / "fresh.sqlite") as fresh:
-        added, _ = fresh.load(tmp_path / "d.jsonl.gz")
-    with sqlite3.connect(tmp_path / "runs" / "cache.sqlite") as paid:
-        (chat,) = paid.execute(
-            "SELECT COUNT(*) FROM responses WHERE kind IN (?, ?)", KIND_GROUPS["chat"]
-        ).fetchone()
-    assert added == chat > 0, "every chat call the stages paid is in the dump"
-    bad = subprocess.run(
-        ["bash", str(repo / "scripts" / "alfrev_peer_stages.sh")],
-        cwd=tmp_path, env={**env, "DUMP": "calls.json"}, capture_output=True, text=True,
-    )  # fmt: skip
+    dumped = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).splitlines()
+    assert len(dumped) == _chat_entries(tmp_path / "runs" / "cache.sqlite") > 0
+
+    for folder in (tmp_path / "runs" / "table8").iterdir():
+        shutil.copytree(folder, table / folder.name, ignore=shutil.ignore_patterns("snapshots"))
+    env["OVERRIDES"] = SCRIPTED.replace("run.progress=false", "run.progress=true")
+    again = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env={**env, "DUMP": ""},
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    (two,) = [f for f in table.glob("pmem_commit__*") if _cases(f) == 2]
+    skip = f"   already exported complete ({Path('results/runs/table8') / two.name}): skipped"
+    assert _stages(again.stdout) == [
+        "== pmem_commit, table8 (benchmark.d=0), 1 cases",
+        skip,  # the 2-case run holds the 1-case stage's case
+        "== pmem_commit, table8 (benchmark.d=0), 2 cases",
+        skip,
+    ]
+
+    bad = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
     assert (bad.returncode, bad.stderr.strip()) == (
         2,
-        "DUMP=calls.json: a dump is a .jsonl.gz file, e.g. results/cache/<date>-<run>.jsonl.gz",
+        f"DUMP={tmp_path / 'd.jsonl.gz'}: exists; name a new dump (each holds the calls of one "
+        "invocation)",
     )
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="POSIX signals")
+def test_a_stopped_script_stops_its_run_and_dumps_what_it_paid(tmp_path: Path) -> None:
+    """SIGTERM mid-stage: the stage's pmem-bench stops too (its stop record says SIGTERM), the
+    script exits 143, and the calls paid so far are in the dump."""
+    _workdir(tmp_path)
+    env = _env(tmp_path, CASES="140", STEP="140", DUMP=str(tmp_path / "d.jsonl.gz"),
+               DISTANCES="32")  # fmt: skip
+    proc = subprocess.Popen(["bash", str(SCRIPT)], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 300
+    answered = list((tmp_path / "runs").glob("table8/*/predictions.jsonl"))
+    while not (answered and answered[0].stat().st_size) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.2)
+        answered = list((tmp_path / "runs").glob("table8/*/predictions.jsonl"))
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    (folder,) = (tmp_path / "runs" / "table8").iterdir()
+    assert json.loads((folder / "stopped.json").read_text()).get("signal") == "SIGTERM"
+    assert not (folder / "summary.json").exists(), "stopped before its 280 questions"
+    dumped = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).splitlines()
+    assert len(dumped) == _chat_entries(tmp_path / "runs" / "cache.sqlite") > 0

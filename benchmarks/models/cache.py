@@ -30,6 +30,7 @@ import os
 import re
 import sqlite3
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -191,13 +192,20 @@ class ResponseCache:
                 args,
             ).fetchall()
         text = "".join(canonical_json(dict(zip(COLUMNS, r, strict=True))) + "\n" for r in rows)
-        # written aside and moved into place: a dump refreshed while a run goes on (the stage
-        # script's DUMP) and stopped mid-write leaves the previous dump whole
+        # written aside and moved into place: a dump rewritten while a run goes on (the stage
+        # script's DUMP) and stopped mid-write leaves the previous dump whole, and two writers
+        # at once (its timer and its stop) each move a whole file
         target = Path(out)
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.partial")
-        partial.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
-        os.replace(partial, target)
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+            os.chmod(partial, 0o644)  # a dump is committed like any file, not kept private
+            os.replace(partial, target)
+        except BaseException:
+            Path(partial).unlink(missing_ok=True)
+            raise
         return len(rows)
 
     def load(self, source: str | os.PathLike[str]) -> tuple[int, int]:

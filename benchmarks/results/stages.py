@@ -5,13 +5,16 @@ config; each case comes from its own seed, so a smaller run is the start of a la
 questions about `results/runs/<experiment>/` follow, answered here so the shell script holds no
 logic of its own:
 
-- which exported runs are the start of a larger exported run (drop them: one run a cell);
-- whether a stage is already exported, at its case count or more (skip it: rerunning it answers
-  from the response cache in a minute, but its re-export rewrites the run's manifest with a new
-  start time and commit and the table with the same figures, a diff that says nothing).
+- which exported runs are the start of a larger complete exported run (drop them: one run a
+  cell);
+- whether a stage is already exported complete, at its case count or more (skip it: rerunning it
+  answers from the response cache in a minute, but its re-export rewrites the run's manifest
+  with a new start time and commit and the table with the same figures, a diff that says
+  nothing).
 
-Two runs are "the same config" when their manifests' configs are equal once `benchmark.cases` is
-taken out: the whole resolved config, the model profile and revisions included.
+Two runs are "the same config" when their run identities (`identity.semantic_config`: what
+decides the results, so not `run.*`, thread counts or endpoints) are equal once
+`benchmark.cases` is taken out.
 
     python -m benchmarks.results.stages drop-superseded results/runs/table8
     pmem-bench experiment=table8 arm=graphiti_alfrev benchmark.cases=4 --cfg job --resolve \\
@@ -24,51 +27,68 @@ import argparse
 import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from benchmarks.results.identity import semantic_config
 
-def _cell(config: dict[str, Any]) -> tuple[str, int]:
+
+@dataclass(frozen=True)
+class Exported:
+    """One exported run as a stage series sees it."""
+
+    cell: str  # its identity apart from the case count
+    cases: int
+    complete: bool  # finished with every case answered (summary.json says so)
+    folder: Path
+
+
+def cell_of(config: dict[str, Any]) -> tuple[str, int]:
     """A config's identity apart from its case count, and its case count."""
-    benchmark = dict(config.get("benchmark") or {})
+    identity = semantic_config(config)
+    benchmark = dict(identity.get("benchmark") or {})
     cases = benchmark.pop("cases", None)
-    if not isinstance(cases, int):
+    if not isinstance(cases, int) or isinstance(cases, bool):
         raise ValueError("benchmark.cases: the config names no whole number of cases")
-    return json.dumps({**config, "benchmark": benchmark}, sort_keys=True, default=str), cases
+    return json.dumps({**identity, "benchmark": benchmark}, sort_keys=True, default=str), cases
 
 
-def _exported(folder: Path) -> list[tuple[str, int, Path]]:
+def exported_runs(folder: Path) -> list[Exported]:
+    """The exported runs under `folder` that belong to a stage series (a benchmark with a case
+    count); a folder that does not exist holds none."""
     out = []
     for manifest in sorted(folder.glob("*/manifest.json")):
         config = json.loads(manifest.read_text(encoding="utf-8")).get("config") or {}
         try:
-            cell, cases = _cell(config)
+            cell, cases = cell_of(config)
         except ValueError:
-            continue  # not a staged benchmark (no case count): never part of a stage series
-        out.append((cell, cases, manifest.parent))
+            continue  # not a staged benchmark: never part of a stage series
+        summary = manifest.parent / "summary.json"
+        complete = summary.exists() and bool(
+            json.loads(summary.read_text(encoding="utf-8")).get("complete")
+        )
+        out.append(Exported(cell, cases, complete, manifest.parent))
     return out
 
 
-def superseded(folder: Path) -> list[tuple[int, Path]]:
-    """The exported runs under `folder` that are the first cases of a larger exported run of
-    the same config, with their case counts."""
-    by_cell: dict[str, list[tuple[int, Path]]] = {}
-    for cell, cases, run in _exported(folder):
-        by_cell.setdefault(cell, []).append((cases, run))
-    return [old for runs in by_cell.values() for old in sorted(runs)[:-1]]
-
-
-def exported(folder: Path, config: dict[str, Any]) -> Path | None:
-    """A finished exported run of `config` with at least its cases, if there is one."""
-    cell, cases = _cell(config)
-    done = [
-        (n, run)
-        for other, n, run in _exported(folder)
-        if other == cell and n >= cases and (run / "summary.json").exists()
+def superseded(runs: list[Exported]) -> list[Exported]:
+    """The runs that are the first cases of a larger complete run of the same config. Only a
+    complete run supersedes: a larger run stopped mid-way never costs a finished one."""
+    return [
+        run
+        for run in runs
+        if any(o.cell == run.cell and o.complete and o.cases > run.cases for o in runs)
     ]
-    return max(done)[1] if done else None
+
+
+def covering(runs: list[Exported], config: dict[str, Any]) -> Exported | None:
+    """The complete run of `config` with the most cases, at least its own, if there is one."""
+    cell, cases = cell_of(config)
+    done = [r for r in runs if r.cell == cell and r.complete and r.cases >= cases]
+    return max(done, key=lambda r: r.cases) if done else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,27 +102,27 @@ def main(argv: list[str] | None = None) -> int:
     drop.add_argument("folder", type=Path, help="results/runs/<experiment>")
     done = sub.add_parser(
         "exported",
-        help="exit 0 naming the exported run that covers the config on stdin (the YAML of "
-        "`pmem-bench … --cfg job --resolve`), 1 when none does",
+        help="print the exported run that covers the config on stdin (the YAML of "
+        "`pmem-bench … --cfg job --resolve`); print nothing when none does",
     )
     done.add_argument("folder", type=Path, help="results/runs/<experiment>")
     args = p.parse_args(argv)
-    if args.command == "drop-superseded":
-        for cases, run in superseded(args.folder):
-            print(f"dropping {run} ({cases} cases): the first cases of a larger exported run")
-            shutil.rmtree(run)
-        return 0
     try:
+        runs = exported_runs(args.folder)
+        if args.command == "drop-superseded":
+            for run in superseded(runs):
+                print(f"dropping {run.folder} ({run.cases} cases): the first cases of a larger run")
+                shutil.rmtree(run.folder)
+            return 0
         config = yaml.safe_load(sys.stdin)
         if not isinstance(config, dict):
             raise ValueError("stdin: expected the YAML mapping `pmem-bench --cfg job` prints")
-        run = exported(args.folder, config)
-    except (ValueError, yaml.YAMLError) as err:
+        found = covering(runs, config)
+    except (OSError, ValueError, yaml.YAMLError) as err:  # a JSON error is a ValueError
         print(f"stages: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
-    if run is None:
-        return 1
-    print(run)
+    if found is not None:
+        print(found.folder)
     return 0
 
 

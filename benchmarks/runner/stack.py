@@ -15,7 +15,7 @@ from hydra.utils import instantiate
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.client import ChatModel, Embedder, Endpoint, ModelConfigError
 from benchmarks.models.usage import UsageMeter
-from benchmarks.runner.runs import ENDPOINT_FIELDS
+from benchmarks.results.identity import ENDPOINT_FIELDS
 
 # Which profile group serves which role: the reader and the writer share the chat model (and so
 # its concurrency limit), as in the paper (one frozen 4B model at temperature 0, Appendix B).
