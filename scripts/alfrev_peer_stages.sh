@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A peer's ALFWorld-Revision probe (Table 8, or the conflict probe) in stages that each finish,
 # for a machine where the whole run outlasts a session (Graphiti in Table 8: 33-35 episodes a case,
-# 29-46 minutes a case on 2 cores, so 10-15 hours a distance). Stage k runs
+# 29-54 minutes a case on 2 cores, so 10-18 hours a distance). Stage k runs
 # benchmark.cases=k*STEP; each case is generated from its own seed, so a smaller run is the start
 # of a larger one (tests/test_alfworld_revision.py,
 # test_a_smaller_probe_run_is_the_start_of_a_larger_one) and a stage answers the earlier stages'
