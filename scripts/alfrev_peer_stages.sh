@@ -71,7 +71,9 @@ if [ -n "$DUMP" ]; then  # rewritten while the stages go on, until this script i
   dumper=$!
 fi
 finish() {
-  [ -z "$dumper" ] || { kill "$dumper" 2> /dev/null; wait "$dumper" 2> /dev/null || true; }
+  # `pkill -f` stops the timer too (it is a copy of this script): a kill that finds it gone
+  # must not end the trap under `set -e` before the last dump
+  [ -z "$dumper" ] || { kill "$dumper" 2> /dev/null || true; wait "$dumper" 2> /dev/null || true; }
   dump
 }
 trap finish EXIT

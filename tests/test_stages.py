@@ -172,14 +172,31 @@ def test_the_script_runs_each_stage_dumps_its_calls_and_skips_what_is_exported(
     )
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="POSIX signals")
+def _pkill_f(pattern: str) -> int:
+    """SIGTERM to every process whose command line holds `pattern`, as `pkill -f` sends it (the
+    docs' way to stop a background run): the script and its dump timer, a copy of it."""
+    hits = 0
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if pattern.encode() in cmdline.read_bytes():
+                os.kill(int(cmdline.parent.name), signal.SIGTERM)
+                hits += 1
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return hits
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds processes in /proc")
 def test_a_stopped_script_stops_its_run_and_dumps_what_it_paid(tmp_path: Path) -> None:
-    """SIGTERM mid-stage: the stage's pmem-bench stops too (its stop record says SIGTERM), the
-    script exits 143, and the calls paid so far are in the dump."""
+    """`pkill -f` mid-stage: the stage's pmem-bench stops too (its stop record says SIGTERM),
+    the script exits 143, and the calls paid are dumped before the run is waited for and once
+    more after (the timer, stopped by the same pkill, takes no dump away)."""
     _workdir(tmp_path)
+    script = tmp_path / "stages.sh"  # its own path, so the pkill reaches this test's copy only
+    shutil.copyfile(SCRIPT, script)
     env = _env(tmp_path, CASES="140", STEP="140", DUMP=str(tmp_path / "d.jsonl.gz"),
                DISTANCES="32")  # fmt: skip
-    proc = subprocess.Popen(["bash", str(SCRIPT)], cwd=tmp_path, env=env,
+    proc = subprocess.Popen(["bash", str(script)], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 300
     answered = list((tmp_path / "runs").glob("table8/*/predictions.jsonl"))
@@ -187,9 +204,14 @@ def test_a_stopped_script_stops_its_run_and_dumps_what_it_paid(tmp_path: Path) -
         assert proc.poll() is None, proc.communicate()[1][-3000:]
         time.sleep(0.2)
         answered = list((tmp_path / "runs").glob("table8/*/predictions.jsonl"))
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=120)
+    assert _pkill_f(str(script)) == 2, "the script and its dump timer"
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-3000:]
+    assert [
+        line.split(" entries")[0] for line in out.splitlines() if line.startswith("wrote ")
+    ] == ["wrote " + str(_chat_entries(tmp_path / "runs" / "cache.sqlite"))] * 2, (
+        "dumped before the run is waited for and after"
+    )
     (folder,) = (tmp_path / "runs" / "table8").iterdir()
     assert json.loads((folder / "stopped.json").read_text()).get("signal") == "SIGTERM"
     assert not (folder / "summary.json").exists(), "stopped before its 280 questions"
