@@ -322,10 +322,12 @@ reproduce-conflict: $(PROFILE_SETUP)
 tables: setup
 	$(BIN)/python -m benchmarks.reports all
 
-# Whether each committed table (results/tables/) is, byte for byte, what the committed runs
-# (results/runs/) build; writes nothing, exits 1 when a table is not backed, and says why.
+# Whether each committed table (results/tables/), and the committed report, is byte for byte
+# what the committed runs (results/runs/) build; writes nothing, exits 1 when one is not backed,
+# and says why.
 check-tables: setup
 	$(BIN)/python -m benchmarks.reports all --check --runs results/runs
+	$(BIN)/python -m benchmarks.reports.html --check --runs results/runs
 
 # The reproduction report: one self-contained page, from the runs (or the committed results).
 report: setup

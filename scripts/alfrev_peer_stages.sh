@@ -6,10 +6,11 @@
 # of a larger one (tests/test_alfworld_revision.py,
 # test_a_smaller_probe_run_is_the_start_of_a_larger_one) and a stage answers the earlier stages'
 # cases from the response cache, paying only its new ones. After each finished stage its run is
-# exported (pmem-results export --finished-only) and the table rebuilt from results/runs: the
-# table keeps the run with the most cases per cell and states n per row, so a session that ends
-# mid-stage leaves the last finished stage ready to commit. Rerun to go on: a stage whose run is
-# already exported, at its case count or more, is skipped (benchmarks/results/stages.py).
+# exported (pmem-results export --finished-only), and the table and results/report.html rebuilt
+# from results/runs: the table keeps the run with the most cases per cell and states n per row,
+# so a session that ends mid-stage leaves the last finished stage ready to commit. Rerun to go
+# on: a stage whose run is already exported, at its case count or more, is skipped
+# (benchmarks/results/stages.py).
 #   ARM=graphiti_alfrev scripts/alfrev_peer_stages.sh                  # Table 8, d=0 then d=32
 #   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 scripts/alfrev_peer_stages.sh
 #   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 scripts/alfrev_peer_stages.sh
@@ -107,6 +108,8 @@ stage() {  # $1: the case count, $2: the distance override (empty for the confli
   # one run a cell: an exported run that is the start of a larger complete one goes
   $PY -m benchmarks.results.stages drop-superseded "results/runs/$EXPERIMENT"
   $PY -m benchmarks.reports "$EXPERIMENT" --runs results/runs > /dev/null
+  # the committed page is what results/runs builds (make check-tables checks it)
+  $PY -m benchmarks.reports.html --runs results/runs --out results/report.html 2> /dev/null
 }
 
 for d in ${DISTANCES:-none}; do

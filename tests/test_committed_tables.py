@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 from packaging.requirements import Requirement
 
+from benchmarks.reports import html
 from benchmarks.reports.tables import build, check, main
 from tests.bench import fake_run
 
@@ -55,6 +56,29 @@ def test_every_committed_table_is_what_its_exported_runs_build(capsys) -> None:
         missing = ("no finished runs under", "committed row(s) have no run under")
         assert verdict.startswith("ok: ") or any(m in verdict for m in missing), (name, verdict)
     assert code == (0 if backed == set(lines) else 1)
+
+
+def test_the_committed_report_is_what_the_exported_runs_build(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """results/report.html is the page `--runs results/runs` builds from the repository root (it
+    names its inputs as given): a run exported (or a table rebuilt) without rebuilding the page
+    leaves a stale page, and this says where it differs."""
+    monkeypatch.chdir(REPO)
+    args = ["--check", "--runs", "results/runs", "--results", "results"]
+    code = html.main([*args, "--out", "results/report.html"])
+    verdict = capsys.readouterr().out
+    assert code == 0 and verdict.startswith("report: ok: "), verdict
+    # the same page with one figure changed by hand is named, with the place of the change
+    stale = tmp_path / "report.html"
+    page = (REPO / "results/report.html").read_text(encoding="utf-8")
+    stale.write_text(page.replace("</h1>", " (edited)</h1>", 1), encoding="utf-8")
+    assert html.main([*args, "--out", str(stale)]) == 1
+    verdict = capsys.readouterr().out
+    assert verdict.startswith(f"report: NOT BACKED: {stale} is not what ") and "(edited)" in verdict
+    assert stale.read_text(encoding="utf-8") != page  # --check wrote nothing
+    assert html.main([*args, "--out", str(tmp_path / "none.html")]) == 1
+    assert "no page at" in capsys.readouterr().out
 
 
 def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> None:

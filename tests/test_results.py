@@ -291,12 +291,14 @@ def test_a_tables_columns_hold_no_folder_of_the_machine(tmp_path: Path) -> None:
     assert "path" not in row.index and row["folder"] == str(runs / "table6" / "a")
 
 
-def test_export_finished_only_leaves_a_stopped_run_behind(tmp_path: Path, capsys) -> None:
-    """`pmem-results export --finished-only`: a run stopped mid-ingest gets no folder (so a
-    rebuilt table has no "Incomplete runs" line for it); without the flag it is exported as its
-    progress and the command says so."""
+def test_export_finished_only_leaves_a_stopped_run_behind(tmp_path: Path, capsys, caplog) -> None:
+    """`pmem-results export --finished-only`: a run stopped mid-ingest, or one that finished with
+    a question unanswered, gets no folder (so a rebuilt table has no "Incomplete runs" line for
+    it); without the flag each is exported, the stopped one as its progress, and the command
+    says so."""
     runs, dest = tmp_path / "runs", tmp_path / "results" / "runs"
     fake_run(runs, "done", arm="pmem_commit", L=1, cases=20, correct=20)
+    fake_run(runs, "short", arm="pmem_commit", L=2, cases=20, correct=18, complete=False)
     fake_run(runs, "stopped", arm="raw_topk", L=1, cases=20, correct=3)
     stopped = runs / "table6" / "stopped"
     (stopped / "summary.json").unlink()
@@ -308,8 +310,11 @@ def test_export_finished_only_leaves_a_stopped_run_behind(tmp_path: Path, capsys
     assert results_main([*args, "--finished-only"]) == 0
     assert sorted(p.name for p in (dest / "table6").iterdir()) == ["done"]
     out = capsys.readouterr().out
-    assert "done" in out and "stopped" not in out
+    assert "done" in out and "stopped" not in out and "short" not in out
+    said = f"{runs / 'table6' / 'short'} answered 19 of its 20 questions: left behind"
+    assert said in caplog.text
 
     assert results_main(args) == 0
+    assert (dest / "table6" / "short" / "summary.json").exists()
     assert (dest / "table6" / "stopped" / "snapshots/s/ingest_progress.json").exists()
     assert "stopped (unfinished: its progress only)" in capsys.readouterr().out

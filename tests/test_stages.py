@@ -145,6 +145,8 @@ def test_the_script_runs_each_stage_dumps_its_calls_and_skips_what_is_exported(
         "== pmem_commit, table8 (benchmark.d=0), 1 cases",
         "== pmem_commit, table8 (benchmark.d=0), 2 cases",
     ]
+    # the page is rebuilt with the table (what the committed-report test checks)
+    assert "P-Mem reproduction report" in (tmp_path / "results" / "report.html").read_text()
     dumped = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).splitlines()
     assert len(dumped) == _chat_entries(tmp_path / "runs" / "cache.sqlite") > 0
 
@@ -215,5 +217,7 @@ def test_a_stopped_script_stops_its_run_and_dumps_what_it_paid(tmp_path: Path) -
     (folder,) = (tmp_path / "runs" / "table8").iterdir()
     assert json.loads((folder / "stopped.json").read_text()).get("signal") == "SIGTERM"
     assert not (folder / "summary.json").exists(), "stopped before its 280 questions"
+    # the page is rebuilt with the table (what the committed-report test checks)
+    assert "P-Mem reproduction report" in (tmp_path / "results" / "report.html").read_text()
     dumped = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).splitlines()
     assert len(dumped) == _chat_entries(tmp_path / "runs" / "cache.sqlite") > 0

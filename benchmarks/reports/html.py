@@ -1,7 +1,10 @@
 """The reproduction report: one self-contained HTML page of every table, ours beside the paper's.
 
     python -m benchmarks.reports.html [--runs runs] [--results results] \
-        [--out results/report.html] [--samples-per-run 40] [--samples-mib 2]
+        [--out results/report.html] [--samples-per-run 40] [--samples-mib 2] [--check]
+
+The committed page is the one `--runs results/runs` builds (the exported runs, what a clone
+has); `--check --runs results/runs` writes nothing and says whether it still is.
 
 Every table (Tables 6, 6-single, 7, 8, the conflict probe, Appendix F, the LongMemEval tables,
 haystack growth) with our cells beside the paper's; for each cell with our k of n and a paper
@@ -44,9 +47,10 @@ from benchmarks.reports.report.page import (
     section_html,
 )
 from benchmarks.reports.report.sources import ORDER, Figure, gather
+from benchmarks.reports.tables import around, first_difference
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
-__all__ = ["Report", "build", "main"]
+__all__ = ["Report", "build", "check", "main"]
 
 TITLE = "P-Mem reproduction report"
 MIB = 1024 * 1024
@@ -235,6 +239,35 @@ def build(
     return report
 
 
+def check(
+    runs: Path,
+    results: Path,
+    out: Path,
+    samples_per_run: int = 40,
+    profile: str | None = None,
+    samples_bytes: int | None = SAMPLES_BYTES,
+) -> tuple[bool, str]:
+    """Whether the page at `out` is, byte for byte, the one these inputs build (the page is
+    deterministic), writing nothing: a committed page left behind when a run was exported, or
+    edited by hand, cannot pass for the current one. (True, its summary) or (False, where the
+    two first differ)."""
+    if not out.is_file():
+        return False, f"no page at {out}: build it with the same options, without --check"
+    report = Report(runs, results, samples_per_run, profile, samples_bytes)
+    rebuilt, committed = report.html(), out.read_bytes().decode("utf-8", "replace")
+    if rebuilt == committed:
+        return True, f"{out} is what {runs} and {results} build: {report.summary()}"
+    old, new = committed.split("\n"), rebuilt.split("\n")
+    at = first_difference(old, new)
+    a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
+    col = first_difference(list(a), list(b))
+    return False, (
+        f"{out} is not what {runs} and {results} build, from line {at + 1}, column {col + 1}: "
+        f"on disk {around(a, col)!r}, rebuilt {around(b, col)!r}; rebuild it with the same "
+        "options, without --check"
+    )
+
+
 def _mib(text: str) -> int | None:
     """`--samples-mib` in bytes: None for 0 (no limit), at least 1 byte otherwise."""
     try:
@@ -261,7 +294,20 @@ def main(argv: list[str] | None = None) -> int:
         help="size budget of the per-sample drill-down in MiB (default %(default)s; 0: no limit)",
     )
     p.add_argument("--profile", help="live tables from this profile only (its label or model)")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: say whether --out is, byte for byte, the page these options build "
+        "(exit 1 when not); for the committed page use --runs results/runs",
+    )
     args = p.parse_args(argv)
+    if args.check:
+        ok, why = check(
+            args.runs, args.results, args.out, args.samples_per_run, args.profile,
+            args.samples_mib,
+        )  # fmt: skip
+        print(f"report: {'ok' if ok else 'NOT BACKED'}: {why}")
+        return 0 if ok else 1
     report = build(
         args.runs, args.results, args.out, args.samples_per_run, args.profile, args.samples_mib
     )

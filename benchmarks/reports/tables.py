@@ -309,12 +309,12 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
             new = ours.read_text().split("\n")
             if old == new:  # the same lines: the bytes differ in line ends or encoding
                 return False, f"{theirs} differs from what {runs} builds in its bytes only"
-            at = _first_difference(old, new)
+            at = first_difference(old, new)
             a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
-            col = _first_difference(list(a), list(b))
+            col = first_difference(list(a), list(b))
             return False, (
                 f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
-                f"committed {_around(a, col)!r}, rebuilt {_around(b, col)!r} ({_stack()})"
+                f"committed {around(a, col)!r}, rebuilt {around(b, col)!r} ({_stack()})"
             )
     runs_used = sum(1 for _ in (runs / experiment).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / experiment}"
@@ -332,13 +332,13 @@ def _stack() -> str:
     )
 
 
-def _first_difference(old: list[str], new: list[str]) -> int:
+def first_difference(old: list[str], new: list[str]) -> int:
     """Where two sequences (of lines, or of characters) first differ."""
     differ = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
     return next(differ, min(len(old), len(new)))
 
 
-def _around(line: str, col: int) -> str:
+def around(line: str, col: int) -> str:
     """The part of `line` around column `col` (what a person needs to find the change)."""
     start = max(0, col - 30)
     return ("…" if start else "") + line[start : col + 40] + ("…" if col + 40 < len(line) else "")

@@ -146,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument(
         "--finished-only",
         action="store_true",
-        help="leave unfinished runs behind (by default a run stopped mid-way is exported as its "
-        "progress, and its table row says how far it got)",
+        help="leave unfinished runs behind, and runs that finished with questions unanswered "
+        "(by default a run stopped mid-way is exported as its progress, and its table row says "
+        "how far it got)",
     )
     args = p.parse_args(argv)
     try:

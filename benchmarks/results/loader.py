@@ -398,7 +398,8 @@ def export_runs(
     state.json: what Appendix F's audit reads). An unfinished run with a recorded
     ingest progress (`load_partial`) is exported as its manifest and progress records, so a
     table built from the export shows how far it got; ``unfinished=False`` leaves such runs
-    behind (a run stopped mid-way that should not have a row yet).
+    behind (a run stopped mid-way that should not have a row yet), and so a run that finished
+    with questions unanswered (its summary says `complete: false`; rerunning it resumes).
 
     The export of a run replaces its earlier one whole (a partial run exported before it
     finished leaves no progress record behind); an unfinished run never replaces a finished
@@ -407,6 +408,16 @@ def export_runs(
     for exp, folder in run_folders(root, experiment):
         manifest = json.loads((folder / "manifest.json").read_text())
         if is_scripted(manifest["config"]):
+            continue
+        summary = json.loads((folder / "summary.json").read_text())
+        if not unfinished and not summary.get("complete", True):
+            log.warning(
+                "export: %s answered %s of its %s questions: left behind (finished only); "
+                "rerun it to resume",
+                folder,
+                summary.get("n"),
+                summary.get("expected"),
+            )
             continue
         target = _fresh(Path(dest) / exp / folder.name)
         for name in ("manifest.json", "summary.json"):
