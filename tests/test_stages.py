@@ -217,7 +217,5 @@ def test_a_stopped_script_stops_its_run_and_dumps_what_it_paid(tmp_path: Path) -
     (folder,) = (tmp_path / "runs" / "table8").iterdir()
     assert json.loads((folder / "stopped.json").read_text()).get("signal") == "SIGTERM"
     assert not (folder / "summary.json").exists(), "stopped before its 280 questions"
-    # the page is rebuilt with the table (what the committed-report test checks)
-    assert "P-Mem reproduction report" in (tmp_path / "results" / "report.html").read_text()
     dumped = gzip.decompress((tmp_path / "d.jsonl.gz").read_bytes()).splitlines()
     assert len(dumped) == _chat_entries(tmp_path / "runs" / "cache.sqlite") > 0

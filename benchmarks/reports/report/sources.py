@@ -6,7 +6,10 @@ says so. A live table is rebuilt with the project's own builders (`benchmarks.re
 and Appendix F's `write_audit`) into a scratch folder: the same .md, .csv and figures that
 `make tables` would write, but never over results/. The page then reads both kinds the same
 way (the Markdown, the run frame in the .csv, the figures), and the builder's notes on stderr
-(which runs it kept and why) travel with the table.
+(which runs it kept and why) travel with the table, as do the Python warnings it raised, as
+their category and message only: the page must be the same bytes on every checkout (no source
+path) and in every process (a warning shown once per process would otherwise appear only on
+the first build).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 import re
 import tempfile
+import warnings
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,7 +159,12 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
     with tempfile.TemporaryDirectory(prefix=f"report-{name}-") as scratch:
         out = Path(scratch)
         try:
-            with redirect_stderr(notes), redirect_stdout(io.StringIO()):
+            with (
+                redirect_stderr(notes),
+                redirect_stdout(io.StringIO()),
+                warnings.catch_warnings(record=True) as raised,
+            ):
+                warnings.simplefilter("always")
                 if name in AUDITED:
                     write_audit.write(runs, experiment, out)
                     md_path, csv_path = out / f"{name}.md", out / f"{name}.csv"
@@ -173,6 +182,10 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
     section.notes = [
         re.sub(r"^tables: ", "", line) for line in notes.getvalue().splitlines() if line.strip()
     ]
+    for w in raised:
+        note = f"{w.category.__name__}: {w.message}"
+        if note not in section.notes:
+            section.notes.append(note)
     return section
 
 
