@@ -47,7 +47,7 @@ from benchmarks.reports.report.page import (
     section_html,
 )
 from benchmarks.reports.report.sources import ORDER, Figure, gather
-from benchmarks.reports.tables import around, first_difference
+from benchmarks.reports.tables import first_change
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]
@@ -257,14 +257,10 @@ def check(
     rebuilt, committed = report.html(), out.read_bytes().decode("utf-8", "replace")
     if rebuilt == committed:
         return True, f"{out} is what {runs} and {results} build: {report.summary()}"
-    old, new = committed.split("\n"), rebuilt.split("\n")
-    at = first_difference(old, new)
-    a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
-    col = first_difference(list(a), list(b))
+    line, col, a, b = first_change(committed.split("\n"), rebuilt.split("\n"))
     return False, (
-        f"{out} is not what {runs} and {results} build, from line {at + 1}, column {col + 1}: "
-        f"on disk {around(a, col)!r}, rebuilt {around(b, col)!r}; rebuild it with the same "
-        "options, without --check"
+        f"{out} is not what {runs} and {results} build, from line {line}, column {col}: "
+        f"on disk {a!r}, rebuilt {b!r}; rebuild it with the same options, without --check"
     )
 
 

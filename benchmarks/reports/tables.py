@@ -309,12 +309,10 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
             new = ours.read_text().split("\n")
             if old == new:  # the same lines: the bytes differ in line ends or encoding
                 return False, f"{theirs} differs from what {runs} builds in its bytes only"
-            at = first_difference(old, new)
-            a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
-            col = first_difference(list(a), list(b))
+            line, col, a, b = first_change(old, new)
             return False, (
-                f"{theirs} is not what {runs} builds, from line {at + 1}, column {col + 1}: "
-                f"committed {around(a, col)!r}, rebuilt {around(b, col)!r} ({_stack()})"
+                f"{theirs} is not what {runs} builds, from line {line}, column {col}: "
+                f"committed {a!r}, rebuilt {b!r} ({_stack()})"
             )
     runs_used = sum(1 for _ in (runs / experiment).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / experiment}"
@@ -332,13 +330,22 @@ def _stack() -> str:
     )
 
 
-def first_difference(old: list[str], new: list[str]) -> int:
+def first_change(old: list[str], new: list[str]) -> tuple[int, int, str, str]:
+    """Where two texts (as lines) first differ: the line and column (from 1) and each text's
+    part around it, what a person needs to find the change."""
+    at = _first_difference(old, new)
+    a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
+    col = _first_difference(list(a), list(b))
+    return at + 1, col + 1, _around(a, col), _around(b, col)
+
+
+def _first_difference(old: list[str], new: list[str]) -> int:
     """Where two sequences (of lines, or of characters) first differ."""
     differ = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
     return next(differ, min(len(old), len(new)))
 
 
-def around(line: str, col: int) -> str:
+def _around(line: str, col: int) -> str:
     """The part of `line` around column `col` (what a person needs to find the change)."""
     start = max(0, col - 30)
     return ("…" if start else "") + line[start : col + 40] + ("…" if col + 40 < len(line) else "")
