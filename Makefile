@@ -5,7 +5,8 @@
 #   make test-vllm    the vllm profile against a real vLLM server (vLLM's CPU build)
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 #   make tables       every table from the run folders; make report: results/report.html
-#   make check-tables whether each committed table is what the committed runs build
+#   make check-tables whether each committed table, figure and the report are what the
+#                     committed runs build
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -327,6 +328,7 @@ tables: setup
 # and says why.
 check-tables: setup
 	$(BIN)/python -m benchmarks.reports all --check --runs results/runs
+	$(BIN)/python -m benchmarks.reports.figures --check
 	$(BIN)/python -m benchmarks.reports.html --check --runs results/runs
 
 # The reproduction report: one self-contained page, from the runs (or the committed results).

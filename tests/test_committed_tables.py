@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from packaging.requirements import Requirement
 
-from benchmarks.reports import html
+from benchmarks.reports import figures, html
 from benchmarks.reports.tables import build, check, main
 from tests.bench import fake_run
 
@@ -82,6 +82,38 @@ def test_the_committed_report_is_what_the_exported_runs_build(
     assert stale.read_text(encoding="utf-8") != page  # --check wrote nothing
     assert html.main([*args, "--out", str(tmp_path / "none.html")]) == 1
     assert "no page at" in capsys.readouterr().out
+
+
+def test_every_committed_figure_is_what_its_committed_frame_draws(tmp_path: Path, capsys) -> None:
+    """results/figures/<table>.png and .svg are what `python -m benchmarks.reports.figures`
+    draws from results/tables/<table>.csv, the same function the table's builder calls: a
+    figure left from older runs or older drawing code beside a table it no longer shows is
+    named, with where its SVG first differs; one no drawing claims cannot pass either."""
+    tables, committed = REPO / "results/tables", REPO / "results/figures"
+    code = figures.main(["--check", "--tables", str(tables), "--out", str(committed)])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, lines
+    assert {line.split(":")[0] for line in lines} == {p.stem for p in committed.glob("*.png")}
+    assert set(figures.COMMITTED) >= {"table6", "table7", "table7_peers", "haystack_growth"}
+    # a copy with one SVG edited, one PNG edited, and one figure nothing draws
+    copy = tmp_path / "figures"
+    shutil.copytree(committed, copy)
+    svg = copy / "table6.svg"
+    svg.write_text(svg.read_text().replace("accuracy (%)", "accuracy (edited)", 1))
+    png = copy / "table7.png"
+    png.write_bytes(png.read_bytes()[:-1] + b"\0")
+    shutil.copy(copy / "table6.png", copy / "table99.png")
+    before = {p.name: p.read_bytes() for p in copy.iterdir()}
+    assert figures.main(["--check", "--tables", str(tables), "--out", str(copy)]) == 1
+    verdicts = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines())
+    assert verdicts["table6"].startswith(f"STALE: {svg} is not what its frame draws, from line ")
+    assert "accuracy (edited)" in verdicts["table6"] and "accuracy (%)" in verdicts["table6"]
+    assert (
+        verdicts["table7"] == f"STALE: {png} differs from what its frame draws in its pixels only"
+    )
+    assert verdicts["table99"].endswith("cannot be checked: no drawing registered for table99")
+    assert verdicts["haystack_growth"].startswith("ok: ")
+    assert {p.name: p.read_bytes() for p in copy.iterdir()} == before  # --check wrote nothing
 
 
 def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> None:

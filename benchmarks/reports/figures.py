@@ -2,8 +2,11 @@
 
     python -m benchmarks.reports.figures [--tables results/tables] [--out results/figures]
 
-rebuilds the committed figures (table6, table7, haystack_growth) from the committed per-run
-frames, results/tables/<table>.csv, so a clone without run folders can redraw them.
+rebuilds the committed figures (table6, table7, table7_peers, haystack_growth) from the
+committed per-run frames, results/tables/<table>.csv, so a clone without run folders can redraw
+them; with --check it writes nothing and says whether each committed figure (.png and .svg) is,
+byte for byte, what its frame draws (a figure left from older runs or older drawing code cannot
+sit beside a table it no longer shows).
 
 Why a module: every figure follows the same rules, which live here once. It is drawn at a
 paper's column width with fonts that stay readable there; it is saved headless as .png (embedded
@@ -262,7 +265,9 @@ def _source_title(source: str) -> str:
 def plot_table7(df: pd.DataFrame, path: Path) -> None:
     """Table 7 (§4.3) from its per-run frame: one panel per source (accuracy), then the
     single-hop stale rate; one row per arm, ours filled with a 95% interval, the paper's
-    hollow, a dashed line between them."""
+    hollow, a dashed line between them. Rows with no accuracy (a run still ingesting) are left
+    out here rather than by the caller, so the builder and the committed CSV draw one figure."""
+    df = df[df["substring.acc"].notna()]
     sources = sorted(df["source"].unique(), key=_source_order)
     panels: list[tuple[str, str]] = [(s, "acc") for s in sources]
     if "rate.stale.stale" in df and df["rate.stale.stale"].notna().any():
@@ -271,9 +276,10 @@ def plot_table7(df: pd.DataFrame, path: Path) -> None:
     arms = sort_arms(df["arm"])
     rows = {arm: len(arms) - 1 - i for i, arm in enumerate(arms)}  # the first arm on top
     width = min(FULL_IN, 1.1 + 1.75 * len(panels))
-    height = 0.9 + 0.2 * len(arms)
+    height = 1.2 + 0.2 * max(len(arms), 3)  # titles, axis and legend take 1.2 in
     usual = int(df["substring.n"].mode().max())  # the usual n; other cells say theirs
     size = {"figsize": (width, height), "ncols": len(panels), "sharey": True, "squeeze": False}
+    drew_paper = False
     with figure(path, **size) as (fig, axes):
         for ax, (source, kind) in zip(axes[0], panels, strict=True):
             sub = df[df["source"] == source].set_index("arm")
@@ -290,6 +296,7 @@ def plot_table7(df: pd.DataFrame, path: Path) -> None:
                 if not _nan(ref):
                     ax.plot([value, ref], [y, y], color="#888888", lw=0.8, ls=PAPER_LINE)
                     ax.plot(ref, y, "s", mfc="none", color=COLORS[1], ms=5.5, zorder=5)
+                    drew_paper = True
                 ax.errorbar(
                     value,
                     y,
@@ -317,11 +324,12 @@ def plot_table7(df: pd.DataFrame, path: Path) -> None:
 
         handles = [
             Line2D([], [], color=COLORS[0], marker="o", ls="-", label="ours, 95% Wilson interval"),
-            Line2D(
+        ]
+        if drew_paper:  # a peer the paper did not run gets no paper key
+            handles.append(Line2D(
                 [], [], color=COLORS[1], marker="s", mfc="none", ls=PAPER_LINE,
                 label="paper (n = 100 per cell; stale n = 64–71)",
-            ),
-        ]  # fmt: skip
+            ))  # fmt: skip
         fig.legend(
             handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False
         )
@@ -414,6 +422,7 @@ def plot_haystack_growth(df: pd.DataFrame, path: Path) -> None:
 COMMITTED = {
     "table6": plot_table6,
     "table7": plot_table7,
+    "table7_peers": plot_table7,
     "haystack_growth": plot_haystack_growth,
 }
 
@@ -429,13 +438,70 @@ def rebuild(tables: Path, out: Path) -> list[Path]:
     return written
 
 
+def check(tables: Path, figures: Path) -> dict[str, tuple[bool, str]]:
+    """Each committed figure under `figures` against what its frame under `tables` draws, byte
+    for byte, writing nothing: {name: (ok, why)}. A figure no registered drawing claims, or one
+    whose frame is missing, fails too: nothing could say it is current."""
+    import tempfile
+
+    from benchmarks.reports.diff import first_change
+
+    verdicts: dict[str, tuple[bool, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="pmem-figures-") as tmp:
+        drawn = {path.stem: path for path in rebuild(tables, Path(tmp))}
+        committed = sorted(figures.glob("*.png")) if figures.is_dir() else []
+        for name in sorted({p.stem for p in committed} | set(drawn)):
+            if name not in drawn:
+                why = (
+                    f"no drawing registered for {name}" if name not in COMMITTED
+                    else f"no frame {tables / name}.csv to draw it from"
+                )  # fmt: skip
+                verdicts[name] = (False, f"{figures / name}.png cannot be checked: {why}")
+                continue
+            verdicts[name] = _compare(drawn[name], figures / f"{name}.png", first_change)
+    return verdicts
+
+
+def _compare(drawn: Path, theirs: Path, first_change: Any) -> tuple[bool, str]:
+    """A committed figure's .svg and .png against the freshly drawn pair: the SVG first, as
+    text, because it can say where the two differ."""
+    for suffix in (".svg", ".png"):
+        ours, committed = drawn.with_suffix(suffix), theirs.with_suffix(suffix)
+        if not committed.exists():
+            return False, f"no {committed}: redraw it without --check"
+        if committed.read_bytes() == ours.read_bytes():
+            continue
+        if suffix == ".png":
+            return False, f"{committed} differs from what its frame draws in its pixels only"
+        old, new = committed.read_text().split("\n"), ours.read_text().split("\n")
+        line, col, a, b = first_change(old, new)
+        return False, (
+            f"{committed} is not what its frame draws, from line {line}, column {col}: "
+            f"committed {a!r}, drawn {b!r}; redraw it without --check"
+        )
+    return True, "drawn byte for byte (.png, .svg) from its frame"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.reports.figures", description=__doc__.splitlines()[0]
     )
     p.add_argument("--tables", type=Path, default=Path("results/tables"))
     p.add_argument("--out", type=Path, default=Path("results/figures"))
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: say whether each figure under --out is what its frame under "
+        "--tables draws, byte for byte (exit 1 when one is not)",
+    )
     args = p.parse_args(argv)
+    if args.check:
+        verdicts = check(args.tables, args.out)
+        for name, (ok, why) in verdicts.items():
+            print(f"{name}: {'ok' if ok else 'STALE'}: {why}")
+        if not verdicts:
+            print(f"figures: nothing to check under {args.out}")
+        return 0 if verdicts and all(ok for ok, _ in verdicts.values()) else 1
     written = rebuild(args.tables, args.out)
     for path in written:
         print(f"wrote {path} and {path.with_suffix('.svg').name}")

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.reports.diff import first_change
 from benchmarks.reports.report.page import (
     LEGEND,
     anchor,
@@ -47,7 +48,6 @@ from benchmarks.reports.report.page import (
     section_html,
 )
 from benchmarks.reports.report.sources import ORDER, Figure, gather
-from benchmarks.reports.tables import first_change
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]

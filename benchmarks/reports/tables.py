@@ -41,6 +41,7 @@ from benchmarks.reports import (
     write_audit,
 )
 from benchmarks.reports.alfworld import by_parameter, conflict, table6, table6_single, table8
+from benchmarks.reports.diff import first_change
 from benchmarks.reports.factconsolidation import table7
 from benchmarks.reports.frame import (
     BENCH_META,
@@ -328,27 +329,6 @@ def _stack() -> str:
         f"formatted with pandas {pd.__version__}, tabulate {tabulate.__version__}; the committed "
         "tables' versions are in constraints.txt"
     )
-
-
-def first_change(old: list[str], new: list[str]) -> tuple[int, int, str, str]:
-    """Where two texts (as lines) first differ: the line and column (from 1) and each text's
-    part around it, what a person needs to find the change."""
-    at = _first_difference(old, new)
-    a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
-    col = _first_difference(list(a), list(b))
-    return at + 1, col + 1, _around(a, col), _around(b, col)
-
-
-def _first_difference(old: list[str], new: list[str]) -> int:
-    """Where two sequences (of lines, or of characters) first differ."""
-    differ = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
-    return next(differ, min(len(old), len(new)))
-
-
-def _around(line: str, col: int) -> str:
-    """The part of `line` around column `col` (what a person needs to find the change)."""
-    start = max(0, col - 30)
-    return ("…" if start else "") + line[start : col + 40] + ("…" if col + 40 < len(line) else "")
 
 
 def _verdict(ok: bool, why: str) -> str:

@@ -1,0 +1,26 @@
+"""Where two texts first differ, said so a person can find it: the line and column and each
+text's part there. The checks that a committed artifact is what its inputs build (tables, the
+report page, the figures' SVGs) all answer "where" with this one rule."""
+
+from __future__ import annotations
+
+
+def first_change(old: list[str], new: list[str]) -> tuple[int, int, str, str]:
+    """Where two texts (as lines) first differ: the line and column (from 1) and each text's
+    part around it, what a person needs to find the change."""
+    at = _first_difference(old, new)
+    a, b = (lines[at] if at < len(lines) else "" for lines in (old, new))
+    col = _first_difference(list(a), list(b))
+    return at + 1, col + 1, _around(a, col), _around(b, col)
+
+
+def _first_difference(old: list[str], new: list[str]) -> int:
+    """Where two sequences (of lines, or of characters) first differ."""
+    differ = (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+    return next(differ, min(len(old), len(new)))
+
+
+def _around(line: str, col: int) -> str:
+    """The part of `line` around column `col` (what a person needs to find the change)."""
+    start = max(0, col - 30)
+    return ("…" if start else "") + line[start : col + 40] + ("…" if col + 40 < len(line) else "")
