@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports import paper, paper_longmemeval
+from benchmarks.reports.diff import first_change
 from benchmarks.reports.names import display_name, sort_arms
 from benchmarks.stats import binomial_ci
 
@@ -442,10 +444,6 @@ def check(tables: Path, figures: Path) -> dict[str, tuple[bool, str]]:
     """Each committed figure under `figures` against what its frame under `tables` draws, byte
     for byte, writing nothing: {name: (ok, why)}. A figure no registered drawing claims, or one
     whose frame is missing, fails too: nothing could say it is current."""
-    import tempfile
-
-    from benchmarks.reports.diff import first_change
-
     verdicts: dict[str, tuple[bool, str]] = {}
     with tempfile.TemporaryDirectory(prefix="pmem-figures-") as tmp:
         drawn = {path.stem: path for path in rebuild(tables, Path(tmp))}
@@ -458,11 +456,11 @@ def check(tables: Path, figures: Path) -> dict[str, tuple[bool, str]]:
                 )  # fmt: skip
                 verdicts[name] = (False, f"{figures / name}.png cannot be checked: {why}")
                 continue
-            verdicts[name] = _compare(drawn[name], figures / f"{name}.png", first_change)
+            verdicts[name] = _compare(drawn[name], figures / f"{name}.png")
     return verdicts
 
 
-def _compare(drawn: Path, theirs: Path, first_change: Any) -> tuple[bool, str]:
+def _compare(drawn: Path, theirs: Path) -> tuple[bool, str]:
     """A committed figure's .svg and .png against the freshly drawn pair: the SVG first, as
     text, because it can say where the two differ."""
     for suffix in (".svg", ".png"):
