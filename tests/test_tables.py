@@ -258,6 +258,21 @@ def test_a_store_names_a_location_as_a_whole_name_and_reads_history() -> None:
     assert store_names(None, "desk 1") is None  # an arm that lists no store
 
 
+def test_a_store_places_the_object_only_where_a_fact_about_it_says_so() -> None:
+    # the 1.5B writer's Graphiti hangs facts about other objects on the subject's edges
+    towel = store(fact("Earlier observation: towel was in towelholder 1.", True))
+    towel["subject"] = "candle"
+    assert store_names(towel, "towelholder 1") is False
+    assert store_names(towel, "towelholder 1", valid_only=True) is False
+    # a move's origin is where the object was, not where it is
+    moved = store(fact("Alex moved the mug from diningtable 2 to tvstand 1.", True))
+    assert store_names(moved, "diningtable 2") is True  # the store holds v1 ...
+    assert store_names(moved, "diningtable 2", valid_only=True) is False  # ... not as current
+    assert store_names(moved, "tvstand 1", valid_only=True) is True
+    unscoped = {"store": "graphiti", "subject": None, "facts": towel["facts"]}
+    assert store_names(unscoped, "towelholder 1") is True  # no subject: the location alone
+
+
 LOCATIONS = st.sampled_from(["desk 1", "desk 10", "shelf 1", "drawer 2"])
 FACTS = st.lists(
     st.builds(
@@ -279,6 +294,14 @@ def test_a_value_valid_in_the_store_is_in_the_store(facts: list, value: str) -> 
         assert store_names(listed, value)
     dropped = store(*(f for f in facts if not f["valid"]))  # the current facts removed
     assert store_names(dropped, value, valid_only=True) is False
+
+
+@given(FACTS, LOCATIONS, st.sampled_from(["candle", "cup"]))
+def test_facts_about_another_object_never_place_the_subject(
+    facts: list, value: str, subject: str
+) -> None:
+    listed = {**store(*facts), "subject": subject}  # every fact names the mug
+    assert store_names(listed, value) is False
 
 
 def _commit_run(root: Path, name: str, arm: dict, reads: list[dict]) -> None:

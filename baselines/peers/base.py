@@ -29,7 +29,6 @@ import asyncio
 import importlib
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -44,6 +43,7 @@ from baselines.base import Item, items_of
 from baselines.peers.gateway import Gateway
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, InputError
+from benchmarks.scoring.scorers import names_subject
 
 __all__ = [
     "Item",
@@ -102,17 +102,6 @@ class PeerEndpoints:
     embed_model: str
     embedding_dim: int
     api_key: str = "EMPTY"  # OpenAI clients refuse an empty key; local servers ignore it
-
-
-def names_subject(text: str, subject: str) -> bool:
-    """Whether `text` names `subject` as a word, case ignored, spaces or hyphens allowed inside
-    it and a plural "s" after it: a model may write "alarm clock" or "Alarmclocks" for the
-    generator's "alarmclock"; "pen" is still not named by "pencil" or "open"."""
-    letters = [c for c in subject.lower() if not c.isspace()]
-    if not letters:
-        return False
-    inner = r"[\s_-]?".join(re.escape(c) for c in letters)
-    return re.search(rf"(?<!\w){inner}s?(?!\w)", text.lower()) is not None
 
 
 @contextmanager

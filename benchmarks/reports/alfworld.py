@@ -9,6 +9,7 @@ benchmarks/reports/frame.py, and benchmarks/reports/tables.py registers the buil
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pandas as pd
 from benchmarks.reports import paper
 from benchmarks.reports.figures import plot_table6
 from benchmarks.reports.frame import RATE_CELLS, Builder, cell, header, questions_of
-from benchmarks.scoring.scorers import names_location
+from benchmarks.scoring.scorers import names_location, names_subject
 
 
 def by_parameter(
@@ -119,23 +120,41 @@ def _pct(series: pd.Series) -> str:
 # -- what a peer's store holds (context_meta.introspection, written by baselines/peers) ---------
 
 
+def places(text: str, subject: str | None, location: str, *, current: bool = False) -> bool:
+    """Whether a store's fact text places `subject` at `location`: it names both, whole names
+    as the scorers match them ("drawer 1" is not named by "drawer 10"). A graph store may hang
+    a fact about another object on the subject's node (the 1.5B writer's Graphiti joins "The
+    towel was in towelholder 1" to the candle), so naming the location is not enough. With
+    `current`, the location must be named other than as a move's origin: "the bowl was moved
+    from diningtable 2 to tvstand 1" places the bowl at tvstand 1, not at diningtable 2. A
+    `subject` of None (a read that listed every fact) asks for the location alone."""
+    flat = " ".join(text.lower().split())
+    if subject is not None and not names_subject(flat, subject):
+        return False
+    if current:
+        origin = rf"\bfrom (?:the )?{re.escape(' '.join(location.lower().split()))}(?!\w)"
+        flat = re.sub(origin, " ", flat)
+    return names_location(flat, location)
+
+
 def store_names(introspection: Any, value: str | None, *, valid_only: bool = False) -> Any:
-    """Whether a peer store, as its arm listed it at the read (the facts naming the question's
-    object: Graphiti's edges with their validity, Mem0's memories with their history), names
-    `value`: in any fact, valid or not, or in a text a fact held before (Mem0's UPDATE and
-    DELETE history); with `valid_only`, in the current text of a valid fact (a Graphiti edge
-    with neither `invalid_at` nor `expired_at`, a Mem0 memory still in the store). None when the
-    read recorded no introspection (the arm keeps no such list). Whole names, as the scorers
-    match them ("drawer 1" is not named by "drawer 10")."""
+    """Whether a peer store, as its arm listed it at the read (the facts about the question's
+    object: Graphiti's edges with their validity, Mem0's memories with their history), places
+    the object at `value` (`places`): in any fact, valid or not, or in a text a fact held before
+    (Mem0's UPDATE and DELETE history); with `valid_only`, as where the object is now, in the
+    current text of a valid fact (a Graphiti edge with neither `invalid_at` nor `expired_at`, a
+    Mem0 memory still in the store). None when the read recorded no introspection (the arm
+    keeps no such list)."""
     if not isinstance(introspection, dict) or not value:
         return None
+    subject = introspection.get("subject")
     for fact in introspection.get("facts") or []:
         if valid_only and not fact.get("valid"):
             continue
         texts = [fact.get("text") or ""]
         if not valid_only:
             texts += list(fact.get("former") or [])
-        if any(names_location(str(t), value) for t in texts):
+        if any(places(str(t), subject, value, current=valid_only) for t in texts):
             return True
     return False
 
@@ -232,12 +251,13 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown(index=False, disable_numparse=True)
         + '\n\nCommitted: the "-pre" answer names v2; recovered / wrong / lost are over '
-        "those cases. v1 in store: retained in the cell (commit arms) or named by any fact the "
-        "store holds, valid or invalidated, or by its history (peers: the store's own list); "
-        "v1 valid: named by a current fact after the retraction; v2 valid before: the error "
-        'is a current fact at the "-pre" question (the store committed it).'
-        + notes
-        + commit_routing(q, ["arm", "d"], "recovered")
+        "those cases. v1 in store: retained in the cell (commit arms) or placed there by a "
+        "fact the store holds about the object, valid or invalidated, or by its history (peers: "
+        "the store's own list); v1 valid: a current fact after the retraction places the object "
+        "at v1 (not as a move's origin); v2 valid before: the error is a current fact at the "
+        '"-pre" question (the store committed it). A fact places the object at a location when '
+        "its text names both (a graph edge joined to the object whose text is about another "
+        "object does not count)." + notes + commit_routing(q, ["arm", "d"], "recovered")
     )
 
 
@@ -277,11 +297,13 @@ def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
         + "\n"
         + table.to_markdown(disable_numparse=True)
         + "\n\nBefore the settling check: flagged = the answer names both candidates; store "
-        "contested = the commit arm's cell is contested; both reports valid = each candidate is "
-        "named by a current fact of the peer's store (Graphiti: an edge with neither invalid_at "
-        "nor expired_at; Mem0: a memory still stored); pre matches eventual gold = the answer "
-        "names only the location the check will confirm. After it: settled = the confirmed "
-        "location alone." + _note(list(table.index), paper.CONFLICT) + commit_routing(q, ["arm"])
+        "contested = the commit arm's cell is contested; both reports valid = a current fact of "
+        "the peer's store places the object at each candidate, its text naming both (Graphiti: "
+        "an edge with neither invalid_at nor expired_at; Mem0: a memory still stored); pre "
+        "matches eventual gold = the answer names only the location the check will confirm. "
+        "After it: settled = the confirmed location alone."
+        + _note(list(table.index), paper.CONFLICT)
+        + commit_routing(q, ["arm"])
     )
 
 

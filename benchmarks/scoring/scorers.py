@@ -3,6 +3,7 @@ predictions, so a scorer can change (or a judge be re-run from cache) without re
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 from benchmarks.alfworld_revision import verifier_accepts
@@ -31,6 +32,17 @@ class SubstringMatch:
             "exact_match": bool(metrics["exact_match"]),
             "f1": float(metrics["f1"]),
         }
+
+
+def names_subject(text: str, subject: str) -> bool:
+    """Whether `text` names `subject` as a word, case ignored, spaces or hyphens allowed inside
+    it and a plural "s" after it: a model may write "alarm clock" or "Alarmclocks" for the
+    generator's "alarmclock"; "pen" is still not named by "pencil" or "open"."""
+    letters = [c for c in subject.lower() if not c.isspace()]
+    if not letters:
+        return False
+    inner = r"[\s_-]?".join(re.escape(c) for c in letters)
+    return re.search(rf"(?<!\w){inner}s?(?!\w)", text.lower()) is not None
 
 
 def names_location(answer: str, location: str) -> bool:
