@@ -84,7 +84,7 @@ NO_TABLE := $(or $(DRY_RUN),$(filter scripted,$(PROFILE)))
 TABLE := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no table built:",\
            $(BIN)/python -m benchmarks.reports)
 AUDIT := $(if $(NO_TABLE),@echo "$(if $(DRY_RUN),dry run,scripted profile): no audit built",\
-           $(BIN)/python -m benchmarks.reports.write_audit)
+           $(BIN)/python -m benchmarks.factconsolidation.write_audit)
 TABLE6_ARMS := pmem_commit pmem_commit_label_routed pmem_commit_oracle raw_topk raw_recon raw_tags raw_oracle_order
 TABLE8_COMMIT_ARMS := pmem_commit crud_commit pmem_commit_oracle crud_commit_oracle
 CONFLICT_ARMS := pmem_commit crud_commit raw_topk pmem_commit_oracle crud_commit_oracle

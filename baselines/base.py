@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.factconsolidation.chunking import chunks
+from benchmarks.runner.chunking import chunks
 from benchmarks.runner.types import Event
 
 

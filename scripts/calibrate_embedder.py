@@ -7,7 +7,7 @@ labelled pairs of the kind each one decides, and write the table (docs/calibrati
 
 Key pairs come from the fact keys the local chat model really extracted in a committed
 FactConsolidation run; turn pairs from the LongMemEval instances given
-(`benchmarks.reports.calibration` builds and labels both). Every vector comes from the
+(`benchmarks.calibration.report` builds and labels both). Every vector comes from the
 profile's own embedder client and server (`ModelStack`, as a run starts them), through the
 response cache, embedded as the arms embed them: keys as queries with ``_`` read as spaces
 (`WritePath.identify`), turns as passages and questions as queries (`TurnArm`).
@@ -33,11 +33,11 @@ import numpy as np
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from benchmarks.calibration import report
 from benchmarks.longmemeval.episodes import flatten
 from benchmarks.longmemeval.schema import Instance
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.usage import UsageMeter
-from benchmarks.reports import calibration as report
 from benchmarks.runner.cli import CONFIG_DIR
 from benchmarks.runner.stack import ModelStack
 from benchmarks.runner.types import InputError

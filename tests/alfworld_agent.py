@@ -20,7 +20,8 @@ import threading
 from typing import Any
 
 from baselines.pmem_arms.commit import oracle_patch
-from benchmarks.models.scripted_household import same_object, subject_of
+from benchmarks.alfworld_revision.scripted import same_object, subject_of
+from benchmarks.alfworld_revision.spec import WORDING
 
 CELL = re.compile(
     r"^Cell: (?P<key>\S+) = (?P<value>.+?)(?P<contested> \(contested\))?"
@@ -91,7 +92,7 @@ class Agent:
         cell, obs = cells[-1], observations[-1]  # the last: the real ones, after the examples
         value = None if cell["value"] == "(empty)" else cell["value"]
         status = "contested" if cell["contested"] else "active"
-        p = oracle_patch(obs["text"], cell["key"], value, status)
+        p = oracle_patch(obs["text"], cell["key"], value, status, WORDING)
         fields = ("op", "key", "old_value", "new_value", "status", "supersedes")
         return json.dumps({f: getattr(p, f) for f in fields})
 

@@ -25,10 +25,10 @@ from baselines.pmem_arms.commit import (
 from baselines.reference.raw import OracleOrderArm, RawArm, RawReconArm
 from benchmarks import alfworld_revision as ar
 from benchmarks.alfworld_revision.benchmark import AlfworldRevision
+from benchmarks.alfworld_revision.scoring import ConflictFlagged, LocationMatch
 from benchmarks.models.client import ChatModel, Embedder, Endpoint, run_sync
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import MemoryArm, Services
-from benchmarks.scoring.scorers import ConflictFlagged, LocationMatch
 from pmem import Memory, copy_log
 from pmem.revise import parse_revise
 from tests.alfworld_agent import Agent
@@ -245,15 +245,24 @@ def test_parse_revise_normalises_like_the_annotator() -> None:
 
 def test_the_oracle_parser_maps_each_template() -> None:
     k = "mug.location"
-    assert oracle_patch("Earlier observation: mug was in shelf 1.", k, None, "empty").new_value
-    upd = oracle_patch("Update: mug has been moved from shelf 1 to desk 2.", k, "shelf 1", "active")
+    assert oracle_patch(
+        "Earlier observation: mug was in shelf 1.", k, None, "empty", ar.WORDING
+    ).new_value
+    upd = oracle_patch(
+        "Update: mug has been moved from shelf 1 to desk 2.", k, "shelf 1", "active", ar.WORDING
+    )
     assert (upd.old_value, upd.new_value, upd.status) == ("shelf 1", "desk 2", "superseded")
-    ret = oracle_patch(ar.RETRACTION_TEMPLATE.format(obj="mug", v2="desk 2"), k, "desk 2", "active")
+    ret = oracle_patch(
+        ar.RETRACTION_TEMPLATE.format(obj="mug", v2="desk 2"), k, "desk 2", "active", ar.WORDING
+    )
     assert (ret.old_value, ret.new_value, ret.status) == ("desk 2", None, "revoked")
-    rep = oracle_patch("Report: mug is in bed 1.", k, "desk 2", "active")
+    rep = oracle_patch("Report: mug is in bed 1.", k, "desk 2", "active", ar.WORDING)
     assert rep.status == "contested"
-    assert oracle_patch("Check: mug is in desk 2.", k, "desk 2", "contested").op == "resolve"
-    assert oracle_patch("Report: mug is in desk 2.", k, "desk 2", "active").op == "noop"
+    assert (
+        oracle_patch("Check: mug is in desk 2.", k, "desk 2", "contested", ar.WORDING).op
+        == "resolve"
+    )
+    assert oracle_patch("Report: mug is in desk 2.", k, "desk 2", "active", ar.WORDING).op == "noop"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,7 +506,9 @@ def test_a_reject_the_model_chooses_lowers_as_table_2_says(retention: bool) -> N
         _revise("shelf 2", "desk 1", "superseded"),
         _revise("desk 1", "desk 3", "contradicted"),
     )
-    arm = PatchCommitArm(Services(writer=writer), retention=retention, routing="label")
+    arm = PatchCommitArm(
+        Services(writer=writer), retention=retention, routing="label", wording=ar.WORDING
+    )
     events = _events(
         "Earlier observation: mug was in shelf 2.",
         "Update: mug has been moved from shelf 2 to desk 1.",
@@ -521,7 +532,7 @@ def test_a_value_less_reject_rolls_back_and_marks_the_head_contradicted() -> Non
         _revise("shelf 2", "desk 1", "superseded"),
         _revise("desk 1", None, "contradicted"),
     )
-    arm = PatchCommitArm(Services(writer=writer), routing="label")
+    arm = PatchCommitArm(Services(writer=writer), routing="label", wording=ar.WORDING)
     run_sync(arm.ingest(_events("a", "b", "c")))
     memory = arm.store.memory
     assert arm.store.head("mug.location") == ("shelf 2", "active")  # the predecessor reopens
@@ -529,7 +540,7 @@ def test_a_value_less_reject_rolls_back_and_marks_the_head_contradicted() -> Non
 
 
 def test_the_scripted_writer_rejects_a_correction_that_names_the_right_place() -> None:
-    from benchmarks.models.scripted_household import patch_for
+    from benchmarks.alfworld_revision.scripted import patch_for
 
     fix = patch_for("mug.location", "desk 1", "Correction: the mug was never on desk 1; it is "
                     "on desk 3.", resolvable=False)  # fmt: skip

@@ -1,7 +1,7 @@
 """Hand verdicts beside the local LongMemEval judge (benchmarks/reports/hand_verdicts.py): the
 file's rules, its keys, and that the committed file covers exactly the exported runs' answers,
 so a new run's answers cannot reach the committed table unread and no verdict outlives its
-answer; and `python -m benchmarks.reports.by_hand`, which lists what is left to read."""
+answer; and `python -m benchmarks.longmemeval.by_hand`, which lists what is left to read."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.reports import by_hand
+from benchmarks.longmemeval import by_hand
+from benchmarks.longmemeval.tables.shipped import agreement, answers, every_instance, with_labels
 from benchmarks.reports import hand_verdicts as hv
 from benchmarks.reports.frame import collect, questions_of
-from benchmarks.reports.longmemeval_shipped import agreement, answers, every_instance, with_labels
 from tests.peer_runs import table_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,7 +124,7 @@ def test_the_tables_count_both_verdicts_and_the_unread() -> None:
 def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
     """Every answer of an exported longmemeval_local run has a hand verdict, and every verdict
     is on an exported answer: export a run, then read its new answers (`python -m
-    benchmarks.reports.by_hand` lists them as rows to fill)."""
+    benchmarks.longmemeval.by_hand` lists them as rows to fill)."""
     runs = REPO / "results/runs"
     df = collect(runs, "longmemeval_local")
     q = with_labels(questions_of(runs, "longmemeval_local", df), df, hv.load())
@@ -135,7 +135,7 @@ def test_the_committed_verdicts_cover_exactly_the_exported_answers() -> None:
 
 
 def test_a_reply_is_cut_only_when_the_readers_call_stopped_at_its_limit() -> None:
-    from benchmarks.reports.longmemeval_shipped import _cut
+    from benchmarks.longmemeval.tables.shipped import _cut
 
     reader = {"role": "reader", "finish_reason": "length"}
     assert _cut([{"role": "embedder", "finish_reason": None}, reader])

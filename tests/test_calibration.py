@@ -16,8 +16,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.calibration import report
 from benchmarks.factconsolidation import TEMPLATES, parse_context
-from benchmarks.reports import calibration as report
 from benchmarks.runner.types import Event
 from benchmarks.scoring import calibration as cal
 

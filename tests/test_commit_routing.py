@@ -14,9 +14,9 @@ import pytest
 
 from baselines.pmem_arms.commit import OracleCommitArm, PatchCommitArm, routing_audit
 from benchmarks.alfworld_revision.benchmark import AlfworldRevision
+from benchmarks.alfworld_revision.scoring import LocationMatch
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.runner.arm import Services
-from benchmarks.scoring.scorers import LocationMatch
 from pmem.identity import SoftIdentity
 from tests.alfworld_agent import Agent
 from tests.test_alfworld_arms import accuracy, run, score

@@ -24,8 +24,8 @@ from baselines.reference.raw import RECON_PROMPT
 from benchmarks.alfworld_revision.benchmark import AlfworldRevision
 from benchmarks.factconsolidation import TEMPLATES as FACT_TEMPLATES
 from benchmarks.factconsolidation.benchmark import FactConsolidation
+from benchmarks.factconsolidation.scripted import TEMPLATES as SCRIPTED_TEMPLATES
 from benchmarks.models.scripted import ScriptedServer
-from benchmarks.models.scripted_facts import TEMPLATES as SCRIPTED_TEMPLATES
 from benchmarks.runner.cli import CONFIG_DIR, report
 from benchmarks.runner.types import Question
 from pmem.revise import parse_revise, revise_schema

@@ -23,12 +23,12 @@ from baselines.pmem_arms.state import (
     parse_lookup,
 )
 from baselines.reference.raw import RawFactsArm
-from benchmarks.factconsolidation import FactConsolidation, NotAFactLine, gold_state
+from benchmarks.factconsolidation import FactConsolidation, gold_state
 from benchmarks.models.client import ChatModel, Endpoint
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import Services
 from benchmarks.runner.cli import CONFIG_DIR
-from benchmarks.runner.types import Event, Question
+from benchmarks.runner.types import Event, InputError, Question
 from benchmarks.scoring.scorers import SubstringMatch
 
 
@@ -106,7 +106,7 @@ def test_state_arm_saves_and_loads(tmp_path, sh6k, oracle_arm) -> None:
 
 
 def fact_events(lines: list[str]) -> list[Event]:
-    return [Event(f"f{i}", f"{i + 1}. {t}") for i, t in enumerate(lines)]
+    return [Event(f"f{i}", f"{i + 1}. {t}", meta={"serial": i + 1}) for i, t in enumerate(lines)]
 
 
 def test_raw_facts_arms_list_top12_by_similarity_or_by_stream_index() -> None:
@@ -132,7 +132,7 @@ def test_raw_facts_arms_list_top12_by_similarity_or_by_stream_index() -> None:
     assert b.text.split("\n") == [f"[t={i}] {lines[i]}" for i in positions]
     with pytest.raises(ValueError, match=r"arm\.order"):
         RawFactsArm(k=12, order="random")
-    with pytest.raises(NotAFactLine, match=r"event 'x'.*not a fact line"):
+    with pytest.raises(InputError, match=r"event 'x'.*not a fact line"):
         run(RawFactsArm(Services(embedder=HashEmbedder())).ingest([Event("x", "no serial here")]))
 
 

@@ -117,7 +117,7 @@ def synthetic_run() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[st
             )
             scores.append({"id": qid, "judge": {"correct": correct, "reply": "yes" * correct}})
     config = {
-        "scorers": {"judge": {"_target_": "benchmarks.scoring.judge.LongMemEvalJudge"}},
+        "scorers": {"judge": {"_target_": "benchmarks.longmemeval.judge.LongMemEvalJudge"}},
         "judge": {"model": OFFICIAL_MODEL},
     }
     return predictions, scores, config

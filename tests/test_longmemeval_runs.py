@@ -37,7 +37,7 @@ from baselines.pmem_arms.materialized import EXTRACT_SESSION_PROMPT
 from benchmarks.longmemeval import DATA_FILE, EXTRA_FILES, OFFICIAL_TYPES, fixture_instances
 from benchmarks.models import scripted
 from benchmarks.models.scripted import ScriptedServer, embed_text
-from benchmarks.reports import longmemeval as tables_longmemeval
+from benchmarks.reports import tables as tables_longmemeval
 from tests.peer_runs import table_row
 
 CONCEPTS = {
@@ -518,7 +518,7 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
 
 
 def test_an_answer_cell_is_one_markdown_safe_line() -> None:
-    from benchmarks.reports.longmemeval_shipped import _cell
+    from benchmarks.longmemeval.tables.shipped import _cell
 
     assert _cell("a | b\n\n  c", 20) == "a \\| b c"
     assert _cell("x" * 30, 10) == "x" * 8 + " …"

@@ -489,7 +489,7 @@ def test_graphiti_introspection_finds_v1_invalidated_after_a_retraction(tmp_path
     edge, the correction invalidates v2's; the reader sees neither, but the store still holds
     v1 as an invalidated edge, which the introspection (Kuzu itself) reports and the Table 8
     rule counts as "v1 in store"."""
-    from benchmarks.reports.alfworld import store_names
+    from benchmarks.alfworld_revision.tables import store_names
 
     final, pre = probe_case("retraction", d=0)
     question_pre, question_final = pre.questions[0], final.questions[0]
@@ -532,7 +532,7 @@ def test_graphiti_both_reports_valid_only_when_neither_is_invalidated(
     """The conflict probe's "-pre" state (§4.2.3): two uncued reports. When the model leaves
     both standing, both are valid edges ("both reports valid"); when it lets the later one
     contradict the earlier (Graphiti's timestamp arbitration), only one is."""
-    from benchmarks.reports.alfworld import store_names
+    from benchmarks.alfworld_revision.tables import store_names
 
     _, pre = probe_case("conflict")
     question = pre.questions[0]

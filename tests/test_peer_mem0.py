@@ -320,7 +320,7 @@ def test_mem0_introspection_finds_v1_in_history_after_a_retraction(tmp_path: Pat
     history still holds v1's text, which the introspection reports and the Table 8 rule
     counts as "v1 in store" (not as a current memory)."""
     from baselines.peers.mem0_arm import Mem0Arm
-    from benchmarks.reports.alfworld import store_names
+    from benchmarks.alfworld_revision.tables import store_names
 
     final, pre = probe_case("retraction", d=0)
     question_pre, question_final = pre.questions[0], final.questions[0]
@@ -361,7 +361,7 @@ def test_mem0_both_reports_valid_only_when_neither_is_overwritten(
     tmp_path: Path, coexist: bool
 ) -> None:
     from baselines.peers.mem0_arm import Mem0Arm
-    from benchmarks.reports.alfworld import store_names
+    from benchmarks.alfworld_revision.tables import store_names
 
     _, pre = probe_case("conflict")
     question = pre.questions[0]

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 from benchmarks.factconsolidation import FactConsolidation
+from benchmarks.factconsolidation.scoring import StaleRate
 from benchmarks.runner.pipeline import summarize
-from benchmarks.scoring.scorers import StaleRate
 
 META = {"stale_scoreable": True, "superseded": ["Rome"]}
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.reports.alfworld import store_names
+from benchmarks.alfworld_revision.tables import store_names
 from benchmarks.reports.tables import TABLES, arm_key, collect, main
 from tests.bench import fake_run
 from tests.peer_runs import table_row

@@ -29,12 +29,12 @@ from baselines.pmem_arms.turns import (
     says_yes,
 )
 from benchmarks.longmemeval import fixture_instances, parse_file, to_episode
+from benchmarks.longmemeval.judge import ClassStore
 from benchmarks.models.client import ChatModel, Endpoint
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.runner.arm import Services
 from benchmarks.runner.cli import CONFIG_DIR
 from benchmarks.runner.types import Episode, Event, Question
-from benchmarks.scoring.judge import ClassStore
 
 # Concepts the fixture's evidence turns are about: a text's vector is mostly the sum of the
 # concepts its words name, plus a little of the word-hash vector to keep texts distinct.

@@ -1,4 +1,4 @@
-"""Appendix F's write-path audit rule (benchmarks/reports/write_audit.py)."""
+"""Appendix F's write-path audit rule (benchmarks/factconsolidation/write_audit.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.factconsolidation import KeyHistory
+from benchmarks.factconsolidation.write_audit import audit_state, write
 from benchmarks.reports.tables import check
-from benchmarks.reports.write_audit import audit_state, write
 from benchmarks.results import export_runs
 from tests.test_fact_arms import oracle_arm, sh6k  # noqa: F401 - fixtures
 
@@ -101,11 +101,11 @@ def test_appendix_f_rebuilds_from_the_export(oracle_arm, tmp_path: Path) -> None
 
 
 def test_the_command_says_when_there_is_nothing_to_audit(tmp_path: Path) -> None:
-    """`python -m benchmarks.reports.write_audit` on a root with no state run: one line naming
-    the folder, exit 2, nothing written."""
+    """`python -m benchmarks.factconsolidation.write_audit` on a root with no state run: one
+    line naming the folder, exit 2, nothing written."""
     out = tmp_path / "tables"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.reports.write_audit", "--runs", str(tmp_path),
+        [sys.executable, "-m", "benchmarks.factconsolidation.write_audit", "--runs", str(tmp_path),
          "--out", str(out)],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import functools
 import json
 import re
 import string
@@ -41,9 +42,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from baselines.pmem_arms.cells import CrudStore, RetentionStore
-from benchmarks import alfworld_revision as ar
 from benchmarks.runner.arm import Context, MemoryArm, Services
-from benchmarks.runner.types import Event, Question
+from benchmarks.runner.types import Event, Question, Wording
 from pmem import InvalidOperation, Patch
 from pmem.graph import CONTESTED
 from pmem.identity import SAME_PROMPT, SOFT_IDENTITY, SoftIdentity
@@ -178,24 +178,17 @@ def template_regex(template: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-TEMPLATES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, template_regex(t))
-    for kind, t in (
-        ("stale_record", ar.STALE_TEMPLATE),
-        ("update", ar.UPDATE_TEMPLATE),
-        ("erroneous_update", ar.ERRONEOUS_UPDATE_TEMPLATE),
-        ("retraction", ar.RETRACTION_TEMPLATE),
-        ("report", ar.REPORT_TEMPLATE),
-        ("settle", ar.SETTLE_TEMPLATE),
-    )
-)
+@functools.cache
+def event_patterns(wording: Wording) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each event kind's template as a regex, in the wording's order."""
+    return tuple((kind, template_regex(template)) for kind, template in wording.events)
 
 
-def oracle_patch(text: str, key: str, head: str | None, status: str) -> Patch:
+def oracle_patch(text: str, key: str, head: str | None, status: str, wording: Wording) -> Patch:
     """The patch a perfect annotator would emit for a templated event, given the cell's head
     and status: stale record -> create, update -> revise (superseded), retraction -> revoke,
     a second report that disagrees -> contest, the settling check -> resolve."""
-    for kind, pattern in TEMPLATES:
+    for kind, pattern in event_patterns(wording):
         m = pattern.fullmatch(text.strip())
         if m is None:
             continue
@@ -221,31 +214,28 @@ def oracle_patch(text: str, key: str, head: str | None, status: str) -> Patch:
 # ---------------------------------------------------------------------------------------------
 
 
-def event_key(event: Event) -> str:
+def event_key(event: Event, wording: Wording) -> str:
     """The generator's label for an event's cell: oracle routing only (`routing="label"`), and
     the routing audit."""
     obj = event.meta.get("object")
     if not obj:
         raise ValueError(f"event {event.id}: no 'object' in its meta to route it by")
-    return ar.KEY_TEMPLATE.format(obj=obj)
+    return wording.key.format(obj=obj)
 
 
-_QUESTION = template_regex(ar.QUESTION_TEMPLATE)
-
-
-def asked_key(question: Question) -> str:
+def asked_key(question: Question, wording: Wording) -> str:
     """The key a question names, read from its text ("where is the {obj} now?")."""
-    m = _QUESTION.fullmatch(question.text.strip())
+    m = template_regex(wording.question).fullmatch(question.text.strip())
     if m is None:
         raise ValueError(f"question {question.id}: cannot tell which object it asks about")
-    return ar.KEY_TEMPLATE.format(obj=m["obj"])
+    return wording.key.format(obj=m["obj"])
 
 
-def question_key(question: Question) -> str:
+def question_key(question: Question, wording: Wording) -> str:
     """The cell a question reads under oracle routing: the benchmark's key, else the key its
     text names."""
     key = question.meta.get("key")
-    return str(key) if key else asked_key(question)
+    return str(key) if key else asked_key(question, wording)
 
 
 def routing_audit(routes: Sequence[tuple[str | None, str | None]]) -> tuple[dict[str, str], int]:
@@ -295,8 +285,10 @@ class CommitArm(MemoryArm):
         disclose: Sequence[str] = ("alternatives",),
         routing: str = "identity",
         soft_identity: float = SOFT_IDENTITY,
+        wording: Wording | None = None,
     ) -> None:
         super().__init__(services)
+        self.wording = wording
         if route not in ROUTES:
             raise ValueError(f"arm.route={route!r}; choose one of {', '.join(ROUTES)}")
         if routing not in self.routings:
@@ -348,7 +340,7 @@ class CommitArm(MemoryArm):
         """The cell an event goes to: the label's (oracle routing), else the key the writer
         named, routed by soft identity (in arrival order: routing registers keys)."""
         if self.identity is None:
-            return event_key(event)
+            return event_key(event, self.words())
         if isinstance(named, AnnotationError):
             raise named
         assert named is not None
@@ -378,12 +370,21 @@ class CommitArm(MemoryArm):
             finally:
                 self.routes.append((event.meta.get("object"), key))
 
+    def words(self) -> Wording:
+        """The benchmark's wording: the commit arms read keys off templated text."""
+        if self.wording is None:
+            raise ValueError(
+                f"{type(self).__name__} reads keys off a generated benchmark's templates; this "
+                "benchmark has no `wording` (ALFWorld-Revision has)"
+            )
+        return self.wording
+
     async def read_key(self, question: Question) -> str:
         """The cell a question reads: the key its text names resolved by soft identity (the key
         itself when it names no cell, which then reads as empty), or the label's."""
         if self.identity is None:
-            return question_key(question)
-        asked = asked_key(question)
+            return question_key(question, self.words())
+        asked = asked_key(question, self.words())
         return await self.identity.find(asked) or asked
 
     async def read(self, question: Question) -> Context:
@@ -504,4 +505,4 @@ class OracleCommitArm(CommitArm):
 
     async def annotate(self, event: Event, key: str) -> Patch:
         head, status = self.store.head(key)
-        return oracle_patch(event.text, key, head, status)
+        return oracle_patch(event.text, key, head, status, self.words())

@@ -36,9 +36,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from baselines.retrieval import EmbeddingIndex
-from benchmarks.factconsolidation import chunks, parse_fact
 from benchmarks.runner.arm import Ask, Context, MemoryArm, Services
-from benchmarks.runner.types import Event, Question
+from benchmarks.runner.chunking import chunks
+from benchmarks.runner.types import Event, InputError, Question
 from pmem import Memory, copy_log
 from pmem.render import one_line
 from pmem.write import PROMPTS as WRITE_PROMPTS
@@ -337,9 +337,11 @@ def load_state(directory: Path) -> tuple[Memory, dict[str, Any], EmbeddingIndex]
 
 
 def fact_triple(event: Event) -> tuple[str, str, str]:
-    """(subject, relation, object) of a fact event: the benchmark's parse, else parse the line."""
+    """(subject, relation, object) of a fact event: the benchmark's own parse (its labels)."""
     m = event.meta
     if m.get("subject") and m.get("relation") and m.get("object"):
         return str(m["subject"]), str(m["relation"]), str(m["object"])
-    serial, _, sentence = event.text.partition(". ")
-    return parse_fact(sentence if serial.isdigit() else event.text)
+    raise InputError(
+        f"event {event.id!r}: the template-oracle state arm reads the benchmark's parse of each "
+        "fact (meta subject, relation, object); this event has none"
+    )

@@ -49,7 +49,7 @@ from baselines.base import load_events, save_events
 from baselines.retrieval import EmbeddingIndex
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.types import Event, Question
-from benchmarks.scoring.judge import CLASS_TEMPLATE, prompt_sha256
+from benchmarks.scoring.classes import CLASS_TEMPLATE, prompt_sha256
 
 VECTORS_FILE = "vectors.npy"
 
@@ -391,9 +391,9 @@ class JudgeGatedTurnArm(PrunedTurnArm):
 
 
 def read_classes(path: Path, judge: str | None = None) -> dict[str, str | None]:
-    """Question id -> B.1 class from a ``benchmarks.scoring.judge.ClassStore`` file, restricted to
-    rows written with the current class prompt (and to `judge` when given). Rows of several judges
-    for one question without `judge` are ambiguous, and an error."""
+    """Question id -> B.1 class from a class store file (the QuestionClass scorer's), restricted
+    to rows written with the current class prompt (and to `judge` when given). Rows of several
+    judges for one question without `judge` are ambiguous, and an error."""
     if not path.exists():
         raise FileNotFoundError(
             f"{path}: no stored question classes; run the QuestionClass scorer with store= "

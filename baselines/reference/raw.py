@@ -29,9 +29,8 @@ from typing import Any, ClassVar
 
 from baselines.base import load_events, save_events
 from baselines.retrieval import EmbeddingIndex
-from benchmarks.factconsolidation.facts import NotAFactLine, split_serial
 from benchmarks.runner.arm import Context, MemoryArm, Services
-from benchmarks.runner.types import Event, Question
+from benchmarks.runner.types import Event, InputError, Question
 
 TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
 
@@ -177,11 +176,15 @@ class RawFactsArm(RawArm):
         super().__init__(services, k=k, tags=tags, order=order)
 
     def stored(self, event: Event) -> str:
-        try:
-            return split_serial(event.text)[1]
-        except NotAFactLine as err:
-            where = f"raw_facts stores FactConsolidation facts; event {event.id!r}"
-            raise NotAFactLine(f"{where}: {err}") from None
+        """The event's text without the serial it starts with (`meta["serial"]`, ``N. ``)."""
+        serial = event.meta.get("serial")
+        prefix = f"{serial}. "
+        if serial is None or not event.text.startswith(prefix):
+            raise InputError(
+                f"raw_facts: event {event.id!r} is not a fact line 'N. <fact>' with the serial N "
+                f"its benchmark gives (meta serial {serial!r}): {event.text[:80]!r}"
+            )
+        return event.text[len(prefix) :]
 
 
 class RawReconArm(RawArm):

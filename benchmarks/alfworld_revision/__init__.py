@@ -103,6 +103,7 @@ from benchmarks.alfworld_revision.spec import (
     VALID_SEEN_RECORDS,
     VALID_SEEN_SOURCE,
     VERIFY_PROMPT,
+    WORDING,
     AlfworldDataError,
 )
 
@@ -139,6 +140,7 @@ __all__ = [
     "VALID_SEEN_RECORDS",
     "VALID_SEEN_SOURCE",
     "VERIFY_PROMPT",
+    "WORDING",
     "AlfworldDataError",
     "AlfworldRevision",
     "Case",

@@ -38,6 +38,7 @@ from benchmarks.alfworld_revision.spec import (
     OFFLINE_REWRITES,
     SOURCES,
     SUPPORTED_D,
+    WORDING,
     AlfworldDataError,
 )
 from benchmarks.runner.types import Episode, Question
@@ -77,6 +78,7 @@ class AlfworldRevision:
     """
 
     name = "alfworld_revision"
+    wording = WORDING
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.runner.types import InputError
+from benchmarks.runner.types import InputError, Wording
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "alfworld"
 SAMPLE_GAME_DIR = DATA_DIR / "sample_train_game"
@@ -73,3 +73,18 @@ VERIFY_PROMPT = (
 
 class AlfworldDataError(InputError, ValueError):
     """ALFWorld input that cannot be used; the message names the path and what was expected."""
+
+
+#: the templates above as the runner hands them to arms that read labels
+WORDING = Wording(
+    key=KEY_TEMPLATE,
+    question=QUESTION_TEMPLATE,
+    events=(
+        ("stale_record", STALE_TEMPLATE),
+        ("update", UPDATE_TEMPLATE),
+        ("erroneous_update", ERRONEOUS_UPDATE_TEMPLATE),
+        ("retraction", RETRACTION_TEMPLATE),
+        ("report", REPORT_TEMPLATE),
+        ("settle", SETTLE_TEMPLATE),
+    ),
+)

@@ -17,7 +17,6 @@ the stale rule), ``chunking`` (B.4's chunks), ``stats`` (figures beside B.4's; s
 """
 
 from benchmarks.factconsolidation.benchmark import FactConsolidation
-from benchmarks.factconsolidation.chunking import CHUNK_SIZE, chunks
 from benchmarks.factconsolidation.cli import build_parser, main
 from benchmarks.factconsolidation.facts import (
     HEADER,
@@ -74,6 +73,7 @@ from benchmarks.factconsolidation.stats import (
     format_table,
     source_stats,
 )
+from benchmarks.runner.chunking import CHUNK_SIZE, chunks
 
 __all__ = [
     "CHUNK_SIZE",

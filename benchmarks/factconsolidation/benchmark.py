@@ -38,6 +38,8 @@ class FactConsolidation:
     the matched key and the superseded values, so the stale rate can be scored (B.4).
     """
 
+    wording = None  # natural text: no templates to hand to oracle arms
+
     def __init__(
         self,
         source: str = "sh_6k",

@@ -13,7 +13,7 @@ names (``benchmark``) and the command line (``cli``):
     python -m benchmarks.longmemeval export RUN_DIR [--out DIR] [--json]
     python -m benchmarks.longmemeval metrics EVAL_RESULTS REF_FILE [--json]
 
-The judges that score it live in ``benchmarks/scoring/judge.py``; choices the paper leaves open
+The judges that score it live in ``benchmarks/longmemeval/judge.py``; choices the paper leaves open
 are listed in ``docs/longmemeval.md``.
 """
 

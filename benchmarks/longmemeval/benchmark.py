@@ -45,6 +45,8 @@ class LongMemEval:
     every haystack to about that many sessions, evidence kept (`subsample`; §4.1.1's growth
     sweep); None keeps the haystacks as released."""
 
+    wording = None  # natural text: no templates to hand to oracle arms
+
     def __init__(
         self,
         path: str | Path | None = None,

@@ -46,7 +46,7 @@ EVAL_RESULTS = "eval-results.jsonl"
 REFERENCES = "eval-references.json"
 # The official judge scorer, under its import path now and the one older manifests record.
 JUDGE_TARGETS = (
-    "benchmarks.scoring.judge.LongMemEvalJudge",
+    "benchmarks.longmemeval.judge.LongMemEvalJudge",
     "benchmarks.judge.LongMemEvalJudge",
 )
 

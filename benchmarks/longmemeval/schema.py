@@ -5,7 +5,7 @@ by third parties (several "longmemeval_s.json" files on GitHub hold other layout
 is not the official schema must fail loudly, naming the file, the instance and the field, not
 half-load (``SchemaError``). This module holds the one definition of an instance (``Instance``,
 its ``Session`` and ``Turn``), the question types, and LongMemEval's abstention rule, which the
-judges (``benchmarks.scoring.judge``) read too.
+judges (``benchmarks.longmemeval.judge``) read too.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ class ScriptedServer(ManagedServer):
 
     `rules`: (regex, reply) pairs searched (DOTALL) in the last user message, first match wins,
     the reply may use `\\1` groups, and named rules (`{"rule": name, "pattern": regex}`, the
-    functions of `benchmarks.models.scripted_rules.REGISTRY`); or a callable(messages) -> str;
+    `module:name` functions of a benchmark's `scripted` module); or a callable(messages) -> str;
     otherwise `default`.
     `script`: a callable(body) -> str over the whole chat request (messages, response_format,
     model, ...), for clients whose expected reply depends on more than the last message (the

@@ -4,8 +4,8 @@ A rule set is a list, tried in order, first reply wins, else the server's defaul
 
 * ``[regex, reply]`` (or ``{pattern: regex, reply: reply}``): the regex is searched (DOTALL)
   in the last user message and the reply may use its groups (``\\1``, ``\\g<name>``);
-* ``{rule: name}`` or ``{rule: name, pattern: regex}``: the named function of `REGISTRY`
-  computes the reply from the request and the pattern's match (its named groups are the parts
+* ``{rule: module:name}`` or ``{rule: module:name, pattern: regex}``: the function named
+  `name` in that module's `RULES` (a benchmark's `scripted` module) computes the reply from the request and the pattern's match (its named groups are the parts
   of the prompt the function reads). The pattern says *when* the rule applies; the function
   says *what* it answers, for what a regex cannot compute (the last value of a chain of moves,
   the highest-numbered fact for a key, a JSON object for a schema). A function may decline
@@ -15,30 +15,40 @@ The named rules answer the paper benchmarks' prompts from the text of the prompt
 context the arm built for a reader, the event text for a writer, the question, answer and
 response a judge is shown. They never see a gold answer that the prompt does not show, so a
 dry run exercises the whole pipeline with scores that come out of what the arms read
-(`configs/server/scripted.yaml` lists them; they live in `scripted_household`, `scripted_facts`
-and `scripted_chat`). A scripted profile is a dry run: its numbers never enter a paper table.
+(`configs/server/scripted.yaml` lists them; each benchmark's live in its `scripted` module). A
+scripted profile is a dry run: its numbers never enter a paper table.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.models import scripted_chat, scripted_facts, scripted_household
 from benchmarks.models.scripted_model import Request
 
-__all__ = ["REGISTRY", "Request", "Rule", "RuleFunction", "compile_rules", "first_reply"]
+__all__ = ["Request", "Rule", "RuleFunction", "compile_rules", "first_reply", "named_rule"]
 
 #: a named rule: the request and the match of its pattern (None without one) -> reply or None
 RuleFunction = Callable[[Request, re.Match[str] | None], str | None]
 
-REGISTRY: dict[str, RuleFunction] = {
-    **scripted_household.RULES,
-    **scripted_facts.RULES,
-    **scripted_chat.RULES,
-}
+
+
+def named_rule(name: str) -> RuleFunction:
+    """The rule `module:name` names: `RULES[name]` of that module."""
+    module_name, sep, rule = name.partition(":")
+    if not sep or not module_name or not rule:
+        raise ValueError(f"scripted rule {name!r}: name it as module:rule (a module's RULES)")
+    try:
+        rules = getattr(importlib.import_module(module_name), "RULES", {})
+    except ImportError as err:
+        raise ValueError(f"scripted rule {name!r}: cannot import {module_name}: {err}") from None
+    if rule not in rules:
+        known = ", ".join(sorted(rules)) or "none"
+        raise ValueError(f"scripted rule {name!r} is not in {module_name}.RULES; known: {known}")
+    return rules[rule]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +79,9 @@ def _rule(entry: Any) -> Rule:
         compiled = re.compile(pattern, re.DOTALL) if pattern is not None else None
         if "rule" in entry:
             name = str(entry["rule"])
-            if name not in REGISTRY:
-                known = ", ".join(sorted(REGISTRY))
-                raise ValueError(f"scripted rule {name!r} is not registered; known: {known}")
             if "reply" in entry:
                 raise ValueError(f"scripted rule {name!r}: a named rule has no reply template")
-            return Rule(compiled, function=REGISTRY[name], name=name)
+            return Rule(compiled, function=named_rule(name), name=name)
         if compiled is None or "reply" not in entry:
             raise ValueError(f"scripted rule {dict(entry)!r}: needs pattern and reply, or rule")
         return Rule(compiled, reply=str(entry["reply"]))

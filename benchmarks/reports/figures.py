@@ -31,10 +31,10 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.reports import paper, paper_longmemeval
+from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.names import display_name, sort_arms
-from benchmarks.stats import binomial_ci
+from benchmarks.reports.registry import Drawing
 
 COLUMN_IN = 3.4  # one column of a two-column paper, inches
 FULL_IN = 7.0  # the full text width
@@ -144,7 +144,7 @@ def legend_below(ax: Any, handles: Sequence[Any], ncol: int = 2) -> None:
     )
 
 
-def _key_handles(ours: str, reference: str) -> list[Any]:
+def key_handles(ours: str, reference: str) -> list[Any]:
     """Legend entries that say which marks are ours and which the paper's."""
     from matplotlib.lines import Line2D
 
@@ -156,7 +156,7 @@ def _key_handles(ours: str, reference: str) -> list[Any]:
     ]
 
 
-def _nan(value: Any) -> bool:
+def is_nan(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
@@ -232,212 +232,27 @@ def accuracy_by_parameter(
             f"ours: filled, n = {n_text(df[f'{scorer}.n'])} per point, 95% Wilson interval; "
             f"\npaper: hollow, dashed{paper_n}. Arms shifted slightly along x to stay visible.",
         )
-        ours_key, paper_key = _key_handles("ours", "paper")
-        legend_below(ax, [*handles, ours_key, paper_key])
-
-
-def plot_table6(df: pd.DataFrame, path: Path) -> None:
-    """Table 6 (§4.2.1) from its per-run frame: accuracy as revisions accumulate."""
-    accuracy_by_parameter(
-        df,
-        "location",
-        "L",
-        paper.TABLE6_ACCURACY,
-        path,
-        "Table 6: accuracy as revisions accumulate",
-        reference_n=140,
-        xlabel="L (revisions per fact)",
-    )
-
-
-# -- Table 7 ------------------------------------------------------------------------------------
-
-
-def _source_order(source: str) -> tuple[int, int]:
-    hop, _, length = source.partition("_")
-    lengths = {"6k": 0, "32k": 1, "64k": 2, "262k": 3}
-    return ({"sh": 0, "mh": 1}.get(hop, 2), lengths.get(length, 9))
-
-
-def _source_title(source: str) -> str:
-    hop, _, length = source.partition("_")
-    return f"{ {'sh': 'single-hop', 'mh': 'multi-hop'}.get(hop, hop) } {length}"
-
-
-def plot_table7(df: pd.DataFrame, path: Path) -> None:
-    """Table 7 (§4.3) from its per-run frame: one panel per source (accuracy), then the
-    single-hop stale rate; one row per arm, ours filled with a 95% interval, the paper's
-    hollow, a dashed line between them. Rows with no accuracy (a run still ingesting) are left
-    out here rather than by the caller, so the builder and the committed CSV draw one figure."""
-    df = df[df["substring.acc"].notna()]
-    sources = sorted(df["source"].unique(), key=_source_order)
-    panels: list[tuple[str, str]] = [(s, "acc") for s in sources]
-    if "rate.stale.stale" in df and df["rate.stale.stale"].notna().any():
-        stale = [s for s in sources if df.loc[df["source"] == s, "rate.stale.stale"].notna().any()]
-        panels += [(s, "stale") for s in stale]
-    arms = sort_arms(df["arm"])
-    rows = {arm: len(arms) - 1 - i for i, arm in enumerate(arms)}  # the first arm on top
-    width = min(FULL_IN, 1.1 + 1.75 * len(panels))
-    height = 1.2 + 0.2 * max(len(arms), 3)  # titles, axis and legend take 1.2 in
-    usual = int(df["substring.n"].mode().max())  # the usual n; other cells say theirs
-    size = {"figsize": (width, height), "ncols": len(panels), "sharey": True, "squeeze": False}
-    drew_paper = False
-    with figure(path, **size) as (fig, axes):
-        for ax, (source, kind) in zip(axes[0], panels, strict=True):
-            sub = df[df["source"] == source].set_index("arm")
-            sub = sub[~sub.index.duplicated(keep="last")]
-            refs = paper.TABLE7_ACCURACY if kind == "acc" else paper.TABLE7_STALE
-            for arm in arms:
-                if arm not in sub.index:
-                    continue
-                r, y = sub.loc[arm], rows[arm]
-                value, lo, hi, n = _table7_point(r, kind)
-                if _nan(value):
-                    continue
-                ref = refs.get(arm, {}).get(source)
-                if not _nan(ref):
-                    ax.plot([value, ref], [y, y], color="#888888", lw=0.8, ls=PAPER_LINE)
-                    ax.plot(ref, y, "s", mfc="none", color=COLORS[1], ms=5.5, zorder=5)
-                    drew_paper = True
-                ax.errorbar(
-                    value,
-                    y,
-                    xerr=[[value - lo], [hi - value]],
-                    fmt="o",
-                    color=COLORS[0],
-                    elinewidth=0.8,
-                    zorder=4,
-                )
-                if kind == "stale" or n != usual:  # n at the panel's right edge
-                    ax.annotate(
-                        f"n={n}", (1.0, y), xycoords=("axes fraction", "data"), xytext=(2, 0),
-                        textcoords="offset points", va="center", fontsize=5.5, color="#555555",
-                    )  # fmt: skip
-            ax.set_xlim(0, 104)
-            ax.set_title(
-                f"{_source_title(source)}\n{'accuracy' if kind == 'acc' else 'stale rate'} (%)",
-                fontsize=7.5,
-            )
-            ax.grid(axis="x", color="#dddddd", lw=0.5)
-            ax.grid(axis="y", visible=False)
-        axes[0][0].set_yticks(list(rows.values()), [display_name(a) for a in rows])
-        axes[0][0].set_ylim(-0.7, len(arms) - 0.3)
-        from matplotlib.lines import Line2D
-
-        handles = [
-            Line2D([], [], color=COLORS[0], marker="o", ls="-", label="ours, 95% Wilson interval"),
-        ]
-        if drew_paper:  # a peer the paper did not run gets no paper key
-            handles.append(Line2D(
-                [], [], color=COLORS[1], marker="s", mfc="none", ls=PAPER_LINE,
-                label="paper (n = 100 per cell; stale n = 64–71)",
-            ))  # fmt: skip
-        fig.legend(
-            handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False
-        )
-        fig.suptitle(
-            "Table 7: FactConsolidation, MemoryAgentBench substring rule\n"
-            f"ours: n = {usual} questions per cell unless marked (stale rate: over the "
-            "stale-scoreable single-hop questions, n marked)",
-            fontsize=7.5,
-            x=0.01,
-            ha="left",
-        )
-        fig.tight_layout(w_pad=2.5)
-
-
-def _table7_point(r: pd.Series, kind: str) -> tuple[float, float, float, int]:
-    """One cell of Table 7's figure: value, 95% interval and n, in percent."""
-    if kind == "acc":
-        return (r["substring.acc"], r["substring.lo"], r["substring.hi"], int(r["substring.n"]))
-    value, n = r.get("rate.stale.stale"), r.get("rate.stale.stale.n")
-    if _nan(value) or _nan(n) or not n:
-        return (float("nan"), 0.0, 0.0, 0)
-    low, high = binomial_ci(round(value * n / 100), int(n))
-    return (value, 100 * low, 100 * high, int(n))
-
-
-# -- §4.1.1 haystack growth ---------------------------------------------------------------------
-
-
-def haystack_sizes(df: pd.DataFrame) -> pd.Series:
-    """Sessions per haystack of each run: the `haystack` column the growth builder measures
-    from the prediction records when the frame has it; else the sweep's `sessions`, and for
-    the released haystack (`sessions` empty) the sessions the chunk read indexed
-    (`meta.units`: one unit per session), which is what a committed CSV keeps."""
-    if "haystack" in df and df["haystack"].notna().all():
-        return df["haystack"].astype(float)
-    sizes = df["sessions"].astype(float) if "sessions" in df else pd.Series(float("nan"), df.index)
-    if "haystack" in df:
-        sizes = df["haystack"].astype(float).fillna(sizes)
-    if sizes.isna().any() and "meta.units" in df:
-        released = df.loc[sizes.isna(), "meta.units"].dropna()
-        if len(released):
-            sizes = sizes.fillna(float(released.max()))
-    return sizes
-
-
-def plot_haystack_growth(df: pd.DataFrame, path: Path) -> None:
-    """§4.1.1 from the growth sweep's per-run frame: mean read tokens per query against the
-    sessions in the haystack, on linear axes (the growth, or its absence, is the point)."""
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter
-
-    g = df.assign(haystack=haystack_sizes(df)).dropna(subset=["haystack"])
-    arms = sort_arms(g["arm"])
-    ref_sessions = list(paper_longmemeval.GROWTH_SESSIONS)
-    n = n_text(g["n"])
-    with figure(path, figsize=(COLUMN_IN, 2.5)) as (_, ax):
-        handles = []
-        for i, arm in enumerate(arms):
-            style = arm_style(i)
-            a = g[g["arm"] == arm].sort_values("haystack")
-            shift = dodge(i, len(arms), 0.6)
-            ax.plot(a["haystack"] + shift, a["mean_tokens"], zorder=3, **style)
-            ref = paper_longmemeval.GROWTH.get(arm)
-            hollow = {"color": style["color"], "marker": style["marker"], "mfc": "none", "ms": 6.5}
-            if ref and ref["shape"] == "flat":
-                xs = [x + shift for x in ref_sessions]
-                ax.plot(xs, [ref["tokens"]] * len(xs), ls=PAPER_LINE, lw=0.9, zorder=4, **hollow)
-            elif ref:
-                ax.plot(ref_sessions[-1] + shift, ref["tokens"], ls="none", zorder=4, **hollow)
-            handles.append(Line2D([], [], label=display_name(arm), **style))
-        ax.set_xlim(0, max(g["haystack"].max(), ref_sessions[-1]) * 1.05)
-        ax.set_ylim(0, None)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
-        ax.set_xlabel("sessions in the haystack")
-        ax.set_ylabel("mean read tokens per query")
-        title(
-            ax,
-            "§4.1.1: read cost as the haystack grows",
-            f"ours: filled, n = {n} question{'' if n == '1' else 's'} per point; paper: hollow, "
-            "dashed"
-            "\n(flat reads at 8–48 sessions; long-context at 48). Linear axes.",
-        )
-        ours_key, paper_key = _key_handles("ours", "paper (§4.1.1 text)")
+        ours_key, paper_key = key_handles("ours", "paper")
         legend_below(ax, [*handles, ours_key, paper_key])
 
 
 # -- rebuilding the committed figures -----------------------------------------------------------
 
-# Each committed figure: its per-run frame (results/tables/<name>.csv) and the function drawing it.
-COMMITTED = {
-    "table6": plot_table6,
-    "table7": plot_table7,
-    "table7_peers": plot_table7,
-    "haystack_growth": plot_haystack_growth,
-}
-
 
 def rebuild(tables: Path, out: Path) -> list[Path]:
     """Every committed figure whose per-run frame is there, redrawn; the .png paths written."""
     written = []
-    for name, draw in COMMITTED.items():
+    for name, draw in drawings().items():
         frame = tables / f"{name}.csv"
         if frame.exists():
             draw(pd.read_csv(frame), out / f"{name}.png")
             written.append(out / f"{name}.png")
     return written
+
+
+def drawings() -> dict[str, Drawing]:
+    """Each table with a committed figure: the function drawing it from the table's csv."""
+    return {name: t.figure for name, t in registry.tables().items() if t.figure is not None}
 
 
 def check(tables: Path, figures: Path) -> dict[str, tuple[bool, str]]:
@@ -451,7 +266,7 @@ def check(tables: Path, figures: Path) -> dict[str, tuple[bool, str]]:
         for name in sorted({p.stem for p in committed} | set(drawn)):
             if name not in drawn:
                 why = (
-                    f"no drawing registered for {name}" if name not in COMMITTED
+                    f"no drawing registered for {name}" if name not in drawings()
                     else f"no frame {tables / name}.csv to draw it from"
                 )  # fmt: skip
                 verdicts[name] = (False, f"{figures / name}.png cannot be checked: {why}")
@@ -504,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in written:
         print(f"wrote {path} and {path.with_suffix('.svg').name}")
     if not written:
-        print(f"figures: no per-run frame under {args.tables} ({', '.join(COMMITTED)}.csv)")
+        print(f"figures: no per-run frame under {args.tables} ({', '.join(drawings())}.csv)")
     return 0 if written else 1
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.report.page import (
     LEGEND,
@@ -47,7 +48,7 @@ from benchmarks.reports.report.page import (
     samples_html,
     section_html,
 )
-from benchmarks.reports.report.sources import ORDER, Figure, gather
+from benchmarks.reports.report.sources import Figure, gather
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]
@@ -60,7 +61,8 @@ SAMPLES_BYTES = 2 * MIB
 
 
 def _experiment_order(name: str) -> tuple[int, str]:
-    return (ORDER.index(name) if name in ORDER else len(ORDER), name)
+    order = list(registry.tables())
+    return (order.index(name) if name in order else len(order), name)
 
 
 class Report:

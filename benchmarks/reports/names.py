@@ -1,22 +1,17 @@
 """Display names for arms: what a legend, a notebook or a report prints instead of a config id.
 
-Why a module of its own: config ids (`raw_topk`, `pmem_state_oracle_iter`) are how runs are
-keyed and must stay stable, but a figure fit for a paper shows the paper's row names ("Raw
-(top-10)" is our `raw_topk`). One table here, used by every figure and notebook, keeps a name
-the same everywhere. The paper's LongMemEval labels (benchmarks/reports/paper_longmemeval.py,
-`LABELS`) are taken as they are; the ALFWorld and FactConsolidation rows follow Tables 6-8 of
-the paper ("Memory of Memory"); arms the paper has no row for get a short
-description of what they are. Suffixes the run frame adds (`benchmarks.reports.frame.arm_key`:
-`_35b` for the 35B extractor, `@<model>` for another writer; the LongMemEval budget runs'
-`_b<tokens>`) are spelled out.
+Config ids (`raw_topk`, `pmem_state_oracle_iter`) key the runs and stay stable; a figure fit for
+a paper shows the paper's row names. One table here, used by every figure and notebook, keeps a
+name the same everywhere: the rows follow the paper's tables (LongMemEval's labels, Tables 6-8),
+arms the paper has no row for get a short description. Suffixes the run frame adds
+(`benchmarks.reports.frame.arm_key`: `_35b` for the 35B extractor, `@<model>` for another
+writer; the LongMemEval budget runs' `_b<tokens>`) are spelled out.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-
-from benchmarks.reports.paper_longmemeval import LABELS
 
 # Every arm in configs/arm/*.yaml (and the names experiments give their variants), in the
 # order the paper's tables list them: that order is also the order of legends and rows.
@@ -47,9 +42,24 @@ NAMES: dict[str, str] = {
     "pmem_state_nosoft": "P-Mem, no soft identity",
     "pmem_state_oracle": "P-Mem state (oracle writer)",
     "pmem_state_oracle_iter": "P-Mem + iterative (oracle writer)",
-    # LongMemEval (Tables 3-5, 9, 10): the paper's labels, which also name the arms above that
-    # Table 7 shares ("MemoryOS", "Mem0"): one arm, one name in every figure
-    **LABELS,
+    # LongMemEval (Tables 3-5, 9, 10): the paper's row labels (arms Table 7 shares keep the
+    # names above: one arm, one name in every figure)
+    "no_memory": "No memory",
+    "chunk_retrieval_generic": "MemoryOS, generic key",
+    "pmem_turns": "P-Mem, turn read",
+    "pmem_turns_pruned": "P-Mem, turn read + prune",
+    "pmem_turns_gate_oracle": "Class-oracle gate",
+    "pmem_turns_gate_intent": "Intent gate (4B)",
+    "pmem_turns_gate_router": "Question-only router (4B)",
+    "pmem_turns_gate_router_judge": "Question-only router (35B)",
+    "pmem_materialized_full": "Materialized state, 4B writer",
+    "pmem_materialized_full_merge070": "Materialized state, 4B writer, merge 0.70",
+    "pmem_materialized_full_35b": "35B extractor",
+    "pmem_materialized_full_merge070_35b": "35B extractor, merge 0.70",
+    "pmem_materialized": "Twelve-cell read, 4B writer",
+    "pmem_materialized_merge070": "Twelve-cell read, 4B writer, merge 0.70",
+    "pmem_materialized_35b": "Twelve-cell read, 35B extractor",
+    "pmem_materialized_merge070_35b": "Twelve-cell read, 35B extractor, merge 0.70",
     "memoryos": "MemoryOS (package)",
     "long_context_budget": "Long-context, token budget",
     "chunk_retrieval_budget": "MemoryOS, token budget",

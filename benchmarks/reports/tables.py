@@ -4,17 +4,11 @@
     python -m benchmarks.reports all            # every table that has runs (make tables)
     python -m benchmarks.reports all --check --runs results/runs   # committed = rebuilt?
 
-(`python -m benchmarks.reports.tables table6` is the same command.) Reads
-runs/<experiment>/*/{manifest,summary}.json only (so tables can be rebuilt any time without a
-model), writes results/tables/<name>.md and .csv, and a figure where one helps. A table is built
-from the runs of one profile and case count, never from scripted dry runs, and a table with no
-such runs is left as it is (`frame.collect` says what it kept and what it set aside).
-
-Why a module of its own: this is the one registry of every benchmark's table builders (ALFWorld
-revision, FactConsolidation, LongMemEval) and the command over it. The builders live in a module
-per benchmark and the run frame they share in benchmarks/reports/frame.py; this module imports
-them all and nothing imports it back, so the imports run one way. The shared names are
-re-exported here, where callers have always imported them from.
+Reads runs/<experiment>/*/{manifest,summary}.json only (so tables can be rebuilt any time
+without a model), writes results/tables/<name>.md and .csv, and a figure where one helps. A
+table is built from the runs of one profile and case count, never from scripted dry runs
+(`frame.collect` says what it kept and what it set aside). The tables are the benchmarks' own
+(`registry`): this module is the command over them.
 """
 
 from __future__ import annotations
@@ -30,76 +24,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.reports import (
-    alfworld,
-    factconsolidation,
-    hand_verdicts,
-    longmemeval_accuracy,
-    longmemeval_cost,
-    longmemeval_growth,
-    longmemeval_shipped,
-    write_audit,
-)
-from benchmarks.reports.alfworld import by_parameter, conflict, table6, table6_single, table8
+from benchmarks.reports import hand_verdicts, registry
 from benchmarks.reports.diff import first_change
-from benchmarks.reports.factconsolidation import table7
-from benchmarks.reports.frame import (
-    BENCH_META,
-    CELL_KEYS,
-    INTERVAL_CELLS,
-    RATE_CELLS,
-    Builder,
-    NoRuns,
-    arm_key,
-    cell,
-    collect,
-    format_cost,
-    header,
-    ingest_cost,
-    latest_per_config,
-    per_question,
-    say,
-)
+from benchmarks.reports.frame import CELL_KEYS, NoRuns, collect, say
 from benchmarks.reports.pool import pooled
 
-__all__ = [
-    "BENCH_META",
-    "INTERVAL_CELLS",
-    "RATE_CELLS",
-    "TABLES",
-    "Builder",
-    "WouldDropRows",
-    "arm_key",
-    "build",
-    "build_all",
-    "by_parameter",
-    "cell",
-    "collect",
-    "conflict",
-    "dropped_rows",
-    "format_cost",
-    "header",
-    "ingest_cost",
-    "latest_per_config",
-    "main",
-    "per_question",
-    "table6",
-    "table6_single",
-    "table7",
-    "table8",
-]
-
-# Every table by experiment name: FactConsolidation and ALFWorld's, then LongMemEval's (§4.1,
-# B.1, C, D, E).
-TABLES: dict[str, Builder] = {
-    **factconsolidation.TABLES,
-    **alfworld.TABLES,
-    **longmemeval_accuracy.TABLES,
-    **longmemeval_cost.TABLES,
-    **longmemeval_growth.TABLES,
-    **longmemeval_shipped.TABLES,
-}
-
+__all__ = ["WouldDropRows", "build", "build_all", "check", "check_all", "dropped_rows", "main"]
 
 #: the columns that say which cell of a table a row is (those of them a table's csv has): the
 #: frame's cell keys, and LongMemEval's reading settings. The data file is `data` (its name;
@@ -168,10 +98,11 @@ def _cell_value(value: object) -> str:
 
 def _with_partial(df: pd.DataFrame, name: str, runs: Path, profile: str | None) -> pd.DataFrame:
     """`df` and, for a table that shows runs still going as labelled rows, those runs too."""
-    if name not in factconsolidation.PARTIAL_TABLES:
+    spec = registry.table(name, [runs])
+    if spec is None or spec.partial is None:
         return df
     try:
-        partial = factconsolidation.partial_frame(runs, name, profile)
+        partial = spec.partial(runs, name, profile)
     except NoRuns:
         return df
     return pd.concat([df, partial], ignore_index=True)
@@ -211,14 +142,17 @@ def _build(
     include_scripted: bool,
     replace: bool,
 ) -> str:
+    spec = registry.table(name, [runs])
+    if spec is None or spec.build is None:
+        raise NoRuns(f"{name}: no benchmark declares a table of that name built from runs")
     try:
         df = collect(runs, name, profile=profile, include_scripted=include_scripted)
         present = _with_partial(df, name, runs, profile)
     except NoRuns:
-        if name not in factconsolidation.PARTIAL_TABLES:
+        if spec.partial is None:
             raise
         # nothing finished yet: the runs still going (or stopped) are the table, labelled
-        df = present = factconsolidation.partial_frame(runs, name, profile)
+        df = present = spec.partial(runs, name, profile)
     tables = out / "tables"
     lost = [] if replace else dropped_rows(tables / f"{name}.csv", present)
     if lost:
@@ -229,7 +163,7 @@ def _build(
             "rerun them, or pass --replace to write the table anyway",
             lost,
         )
-    md = TABLES[name](df, runs, out)
+    md = spec.build(df, runs, out)
     tables.mkdir(parents=True, exist_ok=True)
     (tables / f"{name}.md").write_text(md + "\n")
     df.to_csv(tables / f"{name}.csv", index=False)
@@ -250,7 +184,7 @@ def build_all(
         say(f"no finished runs under {runs}/: nothing rebuilt, the tables in {out}/ are unchanged")
         return {}
     done = {}
-    for name in sorted(TABLES):
+    for name in sorted(n for n, t in registry.tables([runs]).items() if t.build is not None):
         if not (runs / name).is_dir():
             continue
         try:
@@ -266,12 +200,6 @@ def build_all(
     return done
 
 
-# Committed tables built from the runs' P-Mem stores rather than their records, by what builds
-# them: (the experiment whose runs they read, the writer). An export carries each store's
-# current cells, so these rebuild from results/runs like the others.
-AUDITS = {"appendix_f": ("table7", write_audit.write)}
-
-
 def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tuple[bool, str]:
     """Whether the committed table `out/tables/<name>.md` is what the runs under `runs` build
     (results/runs: the exported runs of a clean clone). Rebuilt in a scratch folder, so nothing
@@ -279,7 +207,9 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
     identical; (False, why) when a committed row has no run there, or the rebuild differs (a
     table edited by hand, or built from runs that were not exported)."""
     committed = out / "tables"
-    experiment, audit = AUDITS.get(name, (name, None))
+    spec = registry.table(name, [runs])
+    experiment = spec.experiment if spec is not None else name
+    audit = spec.audit if spec is not None else None
     with tempfile.TemporaryDirectory() as scratch:
         rebuilt = Path(scratch) / "tables"
         rebuilt.mkdir()
@@ -344,7 +274,7 @@ def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str,
         print(f"no committed tables under {out / 'tables'}: nothing to check")
     for md in committed:
         name = md.stem
-        if name in TABLES or name in AUDITS:
+        if name in registry.tables([runs]):
             done[name] = check(name, runs, out, profile=profile)
         else:
             done[name] = (False, "no table builder has this name")
@@ -354,7 +284,7 @@ def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str,
 
 def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    p.add_argument("table", choices=["all", *sorted([*TABLES, *AUDITS])])
+    p.add_argument("table", choices=["all", *sorted(registry.tables())])
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument(
@@ -398,10 +328,11 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
             results = {args.table: check(args.table, args.runs, args.out, profile=args.profile)}
             print(f"{args.table}: {_verdict(*results[args.table])}")
         return 0 if results and all(ok for ok, _ in results.values()) else 1
-    if args.table in AUDITS:
+    spec = registry.table(args.table)
+    if spec is not None and spec.audit is not None:
         p.error(
-            f"{args.table} is written by `python -m benchmarks.reports.write_audit` (make "
-            "reproduce-appendix-f) from the runs' stores; here only --check takes it"
+            f"{args.table} is an audit of {spec.experiment}'s runs, written by its own command "
+            f"(see its benchmark's package); here only --check takes it"
         )
     options = {
         "profile": args.profile,

@@ -25,41 +25,11 @@ ENDPOINT_FIELDS = (
 # (nor of the response cache's key).
 OPERATIONAL_KEYS = frozenset({"base_url", "api_key", "server", "batch_size", *ENDPOINT_FIELDS})
 
-# A run's identity must not move when code does. Run folders were first named while these
-# components lived elsewhere (before the layout of docs/architecture.md); their targets are hashed
-# under those first names, so every run made before the move resumes in its own folder. A new
-# component needs no entry: its target is hashed as written.
-HASHED_AS: dict[str, str] = {
-    "baselines.pmem_arms.commit.OracleCommitArm": "baselines.pmem_arms.OracleCommitArm",
-    "baselines.pmem_arms.commit.PatchCommitArm": "baselines.pmem_arms.PatchCommitArm",
-    "baselines.pmem_arms.materialized.MaterializedStateArm": (
-        "baselines.materialized.MaterializedStateArm"
-    ),
-    "baselines.pmem_arms.state.OracleStateArm": "baselines.fact_arms.OracleStateArm",
-    "baselines.pmem_arms.state.StateArm": "baselines.fact_arms.StateArm",
-    "baselines.pmem_arms.turns.JudgeGatedTurnArm": "baselines.turn_arms.JudgeGatedTurnArm",
-    "baselines.pmem_arms.turns.PrunedTurnArm": "baselines.turn_arms.PrunedTurnArm",
-    "baselines.pmem_arms.turns.TurnArm": "baselines.turn_arms.TurnArm",
-    "baselines.reference.budget.BudgetedChunkArm": "baselines.budget.BudgetedChunkArm",
-    "baselines.reference.budget.BudgetedLongContextArm": "baselines.budget.BudgetedLongContextArm",
-    "baselines.reference.budget.BudgetedTurnArm": "baselines.budget.BudgetedTurnArm",
-    "baselines.reference.chunks.ChunkArm": "baselines.chunks.ChunkArm",
-    "baselines.reference.long_context.LongContextArm": "baselines.long_context.LongContextArm",
-    "baselines.reference.no_memory.NoMemoryArm": "baselines.no_memory.NoMemoryArm",
-    "baselines.reference.raw.OracleOrderArm": "baselines.raw.OracleOrderArm",
-    "baselines.reference.raw.RawArm": "baselines.raw.RawArm",
-    "baselines.reference.raw.RawReconArm": "baselines.raw.RawReconArm",
-    "benchmarks.alfworld_revision.benchmark.AlfworldRevision": (
-        "benchmarks.alfworld_benchmark.AlfworldRevision"
-    ),
-    "benchmarks.scoring.judge.LongMemEvalJudge": "benchmarks.judge.LongMemEvalJudge",
-    "benchmarks.scoring.judge.QuestionClass": "benchmarks.judge.QuestionClass",
-    "benchmarks.scoring.judge.StaleJudge": "benchmarks.judge.StaleJudge",
-    "benchmarks.scoring.scorers.ConflictFlagged": "benchmarks.scorers.ConflictFlagged",
-    "benchmarks.scoring.scorers.LocationMatch": "benchmarks.scorers.LocationMatch",
-    "benchmarks.scoring.scorers.StaleRate": "benchmarks.scorers.StaleRate",
-    "benchmarks.scoring.scorers.SubstringMatch": "benchmarks.scorers.SubstringMatch",
-}
+
+def component_name(target: str) -> str:
+    """A component's name in a run's identity: its class name, not its import path, so moving a
+    module keeps every run folder's name."""
+    return target.rsplit(".", 1)[-1]
 
 
 def semantic_config(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +38,7 @@ def semantic_config(cfg: dict[str, Any]) -> dict[str, Any]:
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
             return {
-                k: HASHED_AS.get(v, v) if k == "_target_" else strip(v)
+                k: component_name(v) if k == "_target_" and isinstance(v, str) else strip(v)
                 for k, v in node.items()
                 if k not in OPERATIONAL_KEYS
             }

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.runner.types import Event, Question
+from benchmarks.runner.types import Event, Question, Wording
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,9 @@ class MemoryArm(abc.ABC):
         #: calls it with (units done, units in the stream) after each, so a run killed
         #: mid-ingest still says how far its stream got (`pipeline.INGEST_PROGRESS_FILE`)
         self.on_progress: Callable[[int, int], None] | None = None
+        #: set by the runner before `ingest`: the benchmark's `Wording`, for arms that read
+        #: labels (template-oracle writers, oracle routing, routing audits); None otherwise
+        self.wording: Wording | None = None
 
     def report_progress(self, done: int, total: int) -> None:
         """Tell the runner how far the ingest has got (a no-op outside a run)."""

@@ -176,6 +176,8 @@ async def answer_stage(
         async with gate:
             own = metered_copy(services)  # this episode's usage, exact under concurrency
             arm = arm_factory(services=own)
+            if arm.wording is None:
+                arm.wording = getattr(bench, "wording", None)
             try:
                 snapshot = run.snapshots / snapshot_name(ep.id)
                 if not ((snapshot / SNAPSHOT_DONE).exists() and arm.load(snapshot)):

@@ -8,7 +8,13 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One observation in arrival order (a fact line, a session turn, an update sentence)."""
+    """One observation in arrival order (a fact line, a session turn, an update sentence).
+
+    `meta` keys an arm may read: `session_id` (turns of one conversation session), `serial` (the
+    order number the text starts with as ``N. ``: an unordered arm stores the text without it).
+    Labels only oracle arms and audits read: `object` (what the event is about), `subject`,
+    `relation`, `object` of a fact (the benchmark's own parse).
+    """
 
     id: str
     text: str
@@ -34,6 +40,19 @@ class Episode:
     questions: tuple[Question, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Wording:
+    """How a generated benchmark words its events and questions (`str.format` templates), for
+    what may read labels: template-oracle writers, oracle routing and routing audits.
+
+    `key`: an object's cell key (field `obj`); `question`: the question form (field `obj`);
+    `events`: (kind, template) per event kind, tried in order."""
+
+    key: str
+    question: str
+    events: tuple[tuple[str, str], ...] = ()
+
+
 class InputError(Exception):
     """Something the user can fix: a data file, a path, a missing extra. `pmem-bench` prints
     the message as one line and exits 2, without a traceback (PMEM_DEBUG=1 shows it)."""
@@ -43,6 +62,8 @@ class Benchmark(Protocol):
     """A dataset loader or generator plus its answer prompt (ported word for word, hashed)."""
 
     name: str
+    #: how a generated benchmark words its events (None for benchmarks of natural text)
+    wording: Wording | None
 
     def episodes(self) -> list[Episode]: ...
 

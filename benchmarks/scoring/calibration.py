@@ -16,7 +16,7 @@ threshold decides:
 
 Everything here is pure (numbers in, numbers out, inputs duck-typed): embedding is the script's
 (scripts/calibrate_embedder.py), loading the data and writing the table
-`benchmarks.reports.calibration`'s. It imports no dataset, so the import contracts allow any room
+`benchmarks.calibration.report`'s. It imports no dataset, so the import contracts allow any room
 of the harness to use it.
 """
 

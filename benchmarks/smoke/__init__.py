@@ -26,6 +26,7 @@ ANSWER_PROMPT = (
 
 
 class SmokeBenchmark:
+    wording = None  # natural text: no templates to hand to oracle arms
     name = "smoke"
 
     def __init__(self, episodes: int = 3, objects: int = 2, seed: int = 42) -> None:

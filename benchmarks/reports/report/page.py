@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports.names import display_name
-from benchmarks.reports.report.cells import NO_VERDICT, Cell
+from benchmarks.reports.report.cells import Cell, no_verdict
 from benchmarks.reports.report.markdown import Block, Table, inline, is_numeric
 from benchmarks.reports.report.sources import Figure, Section
 from benchmarks.results import is_scripted
@@ -198,7 +198,7 @@ def section_html(s: Section) -> str:
     if s.cells:
         verdicts = verdicts_html(s.cells)
     else:
-        why = NO_VERDICT.get(s.name, "no cell here has both our k of n and a paper figure")
+        why = no_verdict(s.name)
         verdicts = f'<p class="muted">No verdicts: {esc(why)}.</p>'
     figures = "".join(figure_html(f, f"Figure for {s.title}") for f in s.figures)
     return (

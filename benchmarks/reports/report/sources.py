@@ -24,35 +24,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.reports import tables, write_audit
+from benchmarks.reports import registry, tables
 from benchmarks.reports.report.cells import Cell, cells_for
 from benchmarks.reports.report.markdown import Block, parse, split_title
 from benchmarks.results import NoRuns, load_summaries
 
-__all__ = ["ORDER", "Figure", "Section", "gather", "table_names"]
+__all__ = ["Figure", "Section", "gather", "table_names"]
+
 
 # The paper's order: ALFWorld revision and FactConsolidation first, then LongMemEval.
-ORDER = (
-    "table6",
-    "table6_single",
-    "table7",
-    "table7_peers",
-    "appendix_f",
-    "table8",
-    "conflict",
-    "table3",
-    "table4",
-    "table5",
-    "table9",
-    "table10",
-    "table11",
-    "haystack_growth",
-    "longmemeval_local",
-)
-# Appendix F is built from Table 7's state runs by its own command.
-AUDITED = {"appendix_f": "table7"}
-
-
 @dataclass
 class Figure:
     """A PNG for the page: its file name, bytes, and where it came from."""
@@ -103,10 +83,15 @@ class Section:
         return f"{each} questions per run, {len(df)} run(s)"
 
 
-def table_names() -> list[str]:
-    """Every table the project can build, in the paper's order, unknown ones after."""
-    names = set(tables.TABLES) | set(AUDITED)
-    return [n for n in ORDER if n in names] + sorted(names - set(ORDER))
+def table_names(runs: Path | None = None) -> list[str]:
+    """Every table the benchmarks declare (and those of the benchmarks the runs name), in the
+    paper's order."""
+    return list(registry.tables([runs] if runs is not None else []))
+
+
+def _experiment(name: str) -> str:
+    spec = registry.table(name)
+    return spec.experiment if spec is not None else name
 
 
 def _counts(runs: Path, experiment: str) -> tuple[int, int]:
@@ -151,7 +136,8 @@ def _section(name: str, md: str, frame: pd.DataFrame | None, live: bool, origin:
 def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Section | str | None:
     """The table rebuilt from live runs into a scratch folder; a note when it cannot be;
     None when there are no paper runs for it."""
-    experiment = AUDITED.get(name, name)
+    spec = registry.table(name, [runs])
+    experiment = _experiment(name)
     paper_runs, _ = _counts(runs, experiment)
     if not paper_runs:
         return None
@@ -165,8 +151,8 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
                 warnings.catch_warnings(record=True) as raised,
             ):
                 warnings.simplefilter("always")
-                if name in AUDITED:
-                    write_audit.write(runs, experiment, out)
+                if spec is not None and spec.audit is not None:
+                    spec.audit(runs, experiment, out)
                     md_path, csv_path = out / f"{name}.md", out / f"{name}.csv"
                 else:
                     tables.build(name, runs, out, profile=profile)
@@ -207,7 +193,7 @@ def gather(
     tables it cannot show and why, and the committed figures no table claims. `profile`
     picks the live runs' profile where several are present (the table builders' choice
     otherwise, which they state)."""
-    names = table_names()
+    names = table_names(runs)
     known = set(names)
     sections: list[Section] = []
     missing: dict[str, str] = {}
@@ -216,7 +202,7 @@ def gather(
         note = live if isinstance(live, str) else None
         section = live if isinstance(live, Section) else _committed(name, results, known)
         if section is None:
-            experiment = AUDITED.get(name, name)
+            experiment = _experiment(name)
             _, dry = _counts(runs, experiment)
             why = f"no paper runs under {runs / experiment}"
             if dry:
@@ -226,10 +212,10 @@ def gather(
         if note:
             section.notes.insert(0, note + "; the committed table is shown instead")
         if not section.live:
-            _, dry = _counts(runs, AUDITED.get(name, name))
+            _, dry = _counts(runs, _experiment(name))
             if dry:
                 section.notes.append(
-                    f"{dry} scripted dry run(s) under {runs / AUDITED.get(name, name)} set aside: "
+                    f"{dry} scripted dry run(s) under {runs / _experiment(name)} set aside: "
                     "a scripted profile never enters a paper table (their samples are below)"
                 )
         sections.append(section)

@@ -1,0 +1,120 @@
+"""The tables every benchmark contributes, found through the benchmarks' configs.
+
+A benchmark package declares its tables in its own `tables` module (`TABLES`, a list of
+`Table`). Nothing here names a benchmark: the packages are the ones the `_target_` of each
+configs/benchmark/*.yaml lives in, and those the manifests of the runs being read name, so a
+benchmark added as one package plus one config is on every table command and the report page.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Table", "benchmark_packages", "table", "tables"]
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+_TARGET = re.compile(r"^_target_:\s*([\w.]+)\s*$", re.MULTILINE)
+
+#: (the table's run frame, the runs folder, the output folder) -> the table's Markdown
+Builder = Callable[[pd.DataFrame, Path, Path], str]
+#: (runs, experiment read, output folder) -> writes the table (an audit of another table's runs)
+AuditWriter = Callable[[Path, str, Path], Any]
+#: (runs, table name, profile) -> the rows of runs still going, labelled as such
+PartialFrame = Callable[[Path, str, str | None], pd.DataFrame]
+#: (the table's csv frame, the .png path) -> draws the figure (and its .svg)
+Drawing = Callable[[pd.DataFrame, Path], None]
+#: (the table's run frame, its parsed Markdown blocks) -> the cells the page judges
+CellReader = Callable[[pd.DataFrame, list[Any]], list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One table of a benchmark: how it is built and how the report page shows it."""
+
+    name: str  # the experiment whose runs it reads, and its file name under results/tables
+    order: int  # its place on the report page (the paper's order)
+    build: Builder | None = None
+    #: an audit written from another experiment's runs (`reads`) by its own command
+    audit: AuditWriter | None = None
+    reads: str | None = None
+    partial: PartialFrame | None = None  # runs still going shown as labelled rows
+    figure: Drawing | None = None  # the committed figure drawn from results/tables/<name>.csv
+    cells: CellReader | None = None  # our k of n beside the paper's figure, for the page
+    no_verdict: str | None = None  # why the page judges none of its cells
+
+    @property
+    def experiment(self) -> str:
+        return self.reads or self.name
+
+
+def _config_targets(configs: Path) -> list[str]:
+    return [
+        target
+        for path in sorted((configs / "benchmark").glob("*.yaml"))
+        for target in _TARGET.findall(path.read_text(encoding="utf-8"))
+    ]
+
+
+def _run_targets(runs: Path) -> list[str]:
+    found = []
+    for manifest in sorted(runs.glob("*/*/manifest.json")):
+        try:
+            target = json.loads(manifest.read_text(encoding="utf-8"))["config"]["benchmark"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a damaged manifest names no benchmark; the loaders say what is wrong
+        if isinstance(target, dict) and isinstance(target.get("_target_"), str):
+            found.append(target["_target_"])
+    return found
+
+
+@functools.cache
+def _package_of(target: str) -> str | None:
+    """The package a benchmark class lives in, or None when it cannot be imported here."""
+    module = target.rpartition(".")[0]
+    try:
+        imported = importlib.import_module(module)
+    except ImportError:
+        return None
+    return imported.__package__ or module
+
+
+def benchmark_packages(runs: Iterable[Path] = (), configs: Path = CONFIGS) -> list[str]:
+    """The packages of the configured benchmarks, then of those the runs under `runs` name."""
+    targets = _config_targets(configs) + [t for r in runs for t in _run_targets(Path(r))]
+    packages = (_package_of(t) for t in targets)
+    return list(dict.fromkeys(p for p in packages if p))
+
+
+@functools.cache
+def _tables_of(package: str) -> tuple[Table, ...]:
+    try:
+        module = importlib.import_module(f"{package}.tables")
+    except ModuleNotFoundError as err:
+        if err.name != f"{package}.tables":
+            raise
+        return ()
+    return tuple(getattr(module, "TABLES", ()))
+
+
+def tables(runs: Iterable[Path] = ()) -> dict[str, Table]:
+    """Every benchmark's tables by name, in the report's order."""
+    found: dict[str, Table] = {}
+    for package in benchmark_packages(runs):
+        for t in _tables_of(package):
+            if t.name in found and found[t.name] is not t:
+                raise ValueError(f"two benchmarks declare a table named {t.name!r}")
+            found[t.name] = t
+    return dict(sorted(found.items(), key=lambda item: (item[1].order, item[0])))
+
+
+def table(name: str, runs: Iterable[Path] = ()) -> Table | None:
+    return tables(runs).get(name)
