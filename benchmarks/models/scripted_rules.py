@@ -5,8 +5,9 @@ A rule set is a list, tried in order, first reply wins, else the server's defaul
 * ``[regex, reply]`` (or ``{pattern: regex, reply: reply}``): the regex is searched (DOTALL)
   in the last user message and the reply may use its groups (``\\1``, ``\\g<name>``);
 * ``{rule: module:name}`` or ``{rule: module:name, pattern: regex}``: the function named
-  `name` in that module's `RULES` (a benchmark's `scripted` module) computes the reply from the request and the pattern's match (its named groups are the parts
-  of the prompt the function reads). The pattern says *when* the rule applies; the function
+  `name` in that module's `RULES` (a benchmark's `scripted` module) computes the reply from
+  the request and the pattern's match (its named groups are the parts of the prompt the
+  function reads). The pattern says *when* the rule applies; the function
   says *what* it answers, for what a regex cannot compute (the last value of a chain of moves,
   the highest-numbered fact for a key, a JSON object for a schema). A function may decline
   (None) and the next rule is tried.
@@ -33,7 +34,6 @@ __all__ = ["Request", "Rule", "RuleFunction", "compile_rules", "first_reply", "n
 
 #: a named rule: the request and the match of its pattern (None without one) -> reply or None
 RuleFunction = Callable[[Request, re.Match[str] | None], str | None]
-
 
 
 def named_rule(name: str) -> RuleFunction:
