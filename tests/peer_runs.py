@@ -53,7 +53,10 @@ def run_probe(root: Path, server: ScriptedServer, *overrides: str) -> Path:
 
 def build_table(root: Path, experiment: str, out: Path) -> str:
     """The experiment's table from the run folders (scripted runs let in, as the tests do)."""
-    from benchmarks.reports.tables import TABLES, collect
+    from benchmarks.reports.frame import collect
+    from benchmarks.reports.registry import builders
+
+    TABLES = builders()
 
     return TABLES[experiment](collect(root, experiment, include_scripted=True), root, out)
 

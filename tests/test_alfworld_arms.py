@@ -63,6 +63,7 @@ def run(
         out = []
         for ep in bench.episodes():
             arm = make(services)
+            arm.wording = arm.wording or bench.wording  # as the runner hands it over
             await arm.ingest(ep.events)
             for q in ep.questions:
                 ctx = await arm.read(q)
@@ -339,10 +340,12 @@ def test_a_saved_arm_reloads_and_reads_the_same(agent, tmp_path: Path, make: Any
 
     async def go() -> None:
         arm = make(services)
+        arm.wording = bench.wording
         await arm.ingest(ep.events)
         assert arm.save(tmp_path)
         before = server.count()
         again = make(services)
+        again.wording = bench.wording
         assert again.load(tmp_path)
         assert server.count() == before  # loading calls no model
         q = ep.questions[0]

@@ -76,8 +76,8 @@ def test_every_experiment_runs_one_question_end_to_end(experiment: str, tmp_path
 
 @pytest.mark.parametrize("experiment", choices("experiment"))
 def test_run_identities_survive_the_move(experiment: str) -> None:
-    """The folder hash of the experiment with each arm, recorded before the code moved, is
-    unchanged: rerunning a config after a refactor resumes its old run folder."""
+    """The folder hash of the experiment with each arm is the pinned one: identities hash class
+    names, not import paths, so rerunning a config after a refactor resumes its run folder."""
     recorded = {k: v for k, v in IDENTITIES.items() if k.split()[0] == f"experiment={experiment}"}
     assert recorded, f"no recorded identities for {experiment}"
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks.longmemeval import FIXTURE_FILE, LongMemEval
+from benchmarks.longmemeval import judge as jm
 from benchmarks.longmemeval.judge import (
     CLASS_TEMPLATE,
     EXTRACT_TEMPLATE,
@@ -30,7 +31,6 @@ from benchmarks.models.cache import ResponseCache
 from benchmarks.models.client import ChatModel, Endpoint
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.runner.pipeline import summarize
-from benchmarks.scoring import judge as jm
 
 # The official templates (xiaowu0162/LongMemEval @ 9e0b455f, src/evaluation/evaluate_qa.py),
 # hashed after they were compared character for character with the official source.

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.reports.frame import history_costs
-from benchmarks.reports.tables import build, build_all, collect
+from benchmarks.reports.frame import collect, history_costs
+from benchmarks.reports.tables import build, build_all
 from benchmarks.results import NoRuns, export_runs, load_ingest, load_runs, load_summaries
 from benchmarks.results.__main__ import main as results_main
 from tests.bench import fake_run

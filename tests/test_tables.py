@@ -10,9 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.alfworld_revision.tables import store_names
-from benchmarks.reports.tables import TABLES, arm_key, collect, main
+from benchmarks.reports.frame import arm_key, collect
+from benchmarks.reports.registry import builders
+from benchmarks.reports.tables import main
+
 from tests.bench import fake_run
 from tests.peer_runs import table_row
+
+TABLES = builders()
 
 
 def test_table6_reports_ours_beside_the_paper_and_drops_superseded_runs(tmp_path, capsys) -> None:

@@ -95,7 +95,9 @@ class Table:
         there are run folders (into a scratch folder: results/ is left as it is), else the
         committed results/tables/<name>.md."""
         if self.runs is not None:
-            from benchmarks.reports.tables import TABLES  # the registry: imports every builder
+            from benchmarks.reports.registry import builders
+
+            TABLES = builders()
 
             with tempfile.TemporaryDirectory() as out:
                 return TABLES[self.name](self.frame, self.runs, Path(out))

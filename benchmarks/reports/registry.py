@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Table", "benchmark_packages", "table", "tables"]
+__all__ = ["Table", "benchmark_packages", "builders", "table", "tables"]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 _TARGET = re.compile(r"^_target_:\s*([\w.]+)\s*$", re.MULTILINE)
@@ -118,3 +118,8 @@ def tables(runs: Iterable[Path] = ()) -> dict[str, Table]:
 
 def table(name: str, runs: Iterable[Path] = ()) -> Table | None:
     return tables(runs).get(name)
+
+
+def builders(runs: Iterable[Path] = ()) -> dict[str, Builder]:
+    """Each table built from runs: name -> (run frame, runs, output folder) -> Markdown."""
+    return {name: t.build for name, t in tables(runs).items() if t.build is not None}
