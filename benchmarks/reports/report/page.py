@@ -15,6 +15,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -35,51 +36,7 @@ __all__ = [
     "section_html",
 ]
 
-CSS = """
-:root{--fg:#1d2330;--muted:#5b6473;--line:#d9dee7;--alt:#f5f7fa;--accent:#1f4e8c;
---in:#0b5d33;--in-bg:#dff3e6;--out:#8a2c0d;--out-bg:#fde3d3;--dry:#6b4e00;--dry-bg:#fff1c2}
-*{box-sizing:border-box}
-body{margin:0;color:var(--fg);background:#fff;font:15px/1.55 system-ui,-apple-system,
-"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1200px;margin:0 auto;padding:28px 32px 96px}
-h1{font-size:28px;margin:0 0 6px}h2{font-size:21px;margin:44px 0 6px;padding-top:10px;
-border-top:2px solid var(--line)}h3{font-size:16px;margin:22px 0 6px}
-a{color:var(--accent)}p{max-width:78ch}.muted{color:var(--muted)}
-code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--alt);
-padding:1px 4px;border-radius:3px}
-.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:13.5px;
-margin:8px 0 14px;color:var(--muted)}.meta dt{font-weight:600}.meta dd{margin:0;color:var(--fg)}
-.scroll{overflow-x:auto;margin:10px 0 16px}
-table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:4px 9px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-thead th{background:var(--alt);border-bottom:2px solid var(--line);white-space:nowrap}
-tbody tr:hover{background:#fafbfd}td.num,th.num{text-align:right;white-space:nowrap}
-td.row{font-weight:600;white-space:nowrap}
-.badge{display:inline-block;margin-left:5px;padding:0 6px;border-radius:9px;font-size:11px;
-font-weight:700;line-height:18px;white-space:nowrap;border:1px solid transparent}
-.badge.in{color:var(--in);background:var(--in-bg);border-color:#9fd5b3}
-.badge.out{color:var(--out);background:var(--out-bg);border-color:#f0a98a}
-.badge.dry{color:var(--dry);background:var(--dry-bg);border-color:#e6cf7a}
-.badge.ok{color:var(--in);background:var(--in-bg)}.badge.bad{color:var(--out);background:var(--out-bg)}
-.legend{border:1px solid var(--line);border-radius:6px;padding:10px 14px;margin:14px 0;
-background:var(--alt);font-size:13.5px;max-width:90ch}
-.legend p{margin:4px 0}
-nav.toc{border:1px solid var(--line);border-radius:6px;padding:8px 16px;margin:16px 0;
-font-size:14px}nav.toc ol{margin:4px 0;padding-left:22px;columns:2;column-gap:36px}
-.notes{font-size:13px;color:var(--muted);margin:6px 0}.notes li{margin:2px 0}
-figure{margin:14px 0 20px}figure img{max-width:100%;height:auto;border:1px solid var(--line);
-border-radius:4px}figcaption{font-size:13px;color:var(--muted)}
-details{margin:4px 0}details>summary{cursor:pointer;padding:2px 0}
-details.run{border:1px solid var(--line);border-radius:6px;padding:4px 12px;margin:6px 0}
-details.sample{border-bottom:1px solid var(--line);padding:2px 0 4px}
-details.sample>summary{font-size:13.5px}
-.sample-body{padding:6px 0 6px 18px;font-size:13px}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--alt);border-radius:4px;
-padding:8px 10px;margin:4px 0 8px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,
-monospace;max-height:28em;overflow:auto}
-.kv{font-size:12.5px}.kv th{font-weight:600;white-space:nowrap;background:none}
-.call{border-left:3px solid var(--line);padding-left:10px;margin:8px 0}
-"""
+CSS = (Path(__file__).with_name("templates") / "page.css").read_text(encoding="utf-8")
 
 LEGEND = (
     '<div class="legend" id="legend"><p><strong>Verdicts.</strong> For every cell with both '
@@ -487,7 +444,7 @@ def document(title: str, head: str, toc: list[tuple[str, str]], body: str) -> st
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
+        f"<title>{esc(title)}</title><style>\n{CSS}</style></head><body><main>"
         f'{head}<nav class="toc" aria-label="contents"><strong>Contents</strong><ol>{items}</ol>'
         f"</nav>{body}</main></body></html>\n"
     )
