@@ -13,7 +13,6 @@ from benchmarks.alfworld_revision.tables import store_names
 from benchmarks.reports.frame import arm_key, collect
 from benchmarks.reports.registry import builders
 from benchmarks.reports.tables import main
-
 from tests.bench import fake_run
 from tests.peer_runs import table_row
 

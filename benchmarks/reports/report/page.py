@@ -1,9 +1,8 @@
 """The report's HTML: one self-contained page (inline CSS, figures as data: URIs, no script).
 
-Why a module of its own: everything a browser sees is written here, from already-gathered
-parts (`sources.Section`, the loader's frames), so the markup can change without touching how
-the numbers are found. Nothing here computes a number the page claims: the verdicts come from
-benchmarks/reports/verdict.py through `cells`, the intervals from benchmarks.stats.
+The markup is in templates/ (Jinja2, rendered through one environment); this module prepares
+their data from the gathered parts (`sources.Section`, the loader's frames) and keeps the rules
+the templates share: escaping, anchors, and fitting the drill-down to its size budget.
 """
 
 from __future__ import annotations
@@ -13,15 +12,19 @@ import html
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from functools import partial
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
 
 from benchmarks.reports.names import display_name
-from benchmarks.reports.report.cells import Cell, no_verdict
-from benchmarks.reports.report.markdown import Block, Table, inline, is_numeric
+from benchmarks.reports.report.cells import no_verdict
+from benchmarks.reports.report.markdown import inline, is_numeric
 from benchmarks.reports.report.sources import Figure, Section
 from benchmarks.results import is_scripted
 
@@ -35,63 +38,8 @@ __all__ = [
     "section_html",
 ]
 
-CSS = """
-:root{--fg:#1d2330;--muted:#5b6473;--line:#d9dee7;--alt:#f5f7fa;--accent:#1f4e8c;
---in:#0b5d33;--in-bg:#dff3e6;--out:#8a2c0d;--out-bg:#fde3d3;--dry:#6b4e00;--dry-bg:#fff1c2}
-*{box-sizing:border-box}
-body{margin:0;color:var(--fg);background:#fff;font:15px/1.55 system-ui,-apple-system,
-"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1200px;margin:0 auto;padding:28px 32px 96px}
-h1{font-size:28px;margin:0 0 6px}h2{font-size:21px;margin:44px 0 6px;padding-top:10px;
-border-top:2px solid var(--line)}h3{font-size:16px;margin:22px 0 6px}
-a{color:var(--accent)}p{max-width:78ch}.muted{color:var(--muted)}
-code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--alt);
-padding:1px 4px;border-radius:3px}
-.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:13.5px;
-margin:8px 0 14px;color:var(--muted)}.meta dt{font-weight:600}.meta dd{margin:0;color:var(--fg)}
-.scroll{overflow-x:auto;margin:10px 0 16px}
-table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:4px 9px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-thead th{background:var(--alt);border-bottom:2px solid var(--line);white-space:nowrap}
-tbody tr:hover{background:#fafbfd}td.num,th.num{text-align:right;white-space:nowrap}
-td.row{font-weight:600;white-space:nowrap}
-.badge{display:inline-block;margin-left:5px;padding:0 6px;border-radius:9px;font-size:11px;
-font-weight:700;line-height:18px;white-space:nowrap;border:1px solid transparent}
-.badge.in{color:var(--in);background:var(--in-bg);border-color:#9fd5b3}
-.badge.out{color:var(--out);background:var(--out-bg);border-color:#f0a98a}
-.badge.dry{color:var(--dry);background:var(--dry-bg);border-color:#e6cf7a}
-.badge.ok{color:var(--in);background:var(--in-bg)}.badge.bad{color:var(--out);background:var(--out-bg)}
-.legend{border:1px solid var(--line);border-radius:6px;padding:10px 14px;margin:14px 0;
-background:var(--alt);font-size:13.5px;max-width:90ch}
-.legend p{margin:4px 0}
-nav.toc{border:1px solid var(--line);border-radius:6px;padding:8px 16px;margin:16px 0;
-font-size:14px}nav.toc ol{margin:4px 0;padding-left:22px;columns:2;column-gap:36px}
-.notes{font-size:13px;color:var(--muted);margin:6px 0}.notes li{margin:2px 0}
-figure{margin:14px 0 20px}figure img{max-width:100%;height:auto;border:1px solid var(--line);
-border-radius:4px}figcaption{font-size:13px;color:var(--muted)}
-details{margin:4px 0}details>summary{cursor:pointer;padding:2px 0}
-details.run{border:1px solid var(--line);border-radius:6px;padding:4px 12px;margin:6px 0}
-details.sample{border-bottom:1px solid var(--line);padding:2px 0 4px}
-details.sample>summary{font-size:13.5px}
-.sample-body{padding:6px 0 6px 18px;font-size:13px}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--alt);border-radius:4px;
-padding:8px 10px;margin:4px 0 8px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,
-monospace;max-height:28em;overflow:auto}
-.kv{font-size:12.5px}.kv th{font-weight:600;white-space:nowrap;background:none}
-.call{border-left:3px solid var(--line);padding-left:10px;margin:8px 0}
-"""
-
-LEGEND = (
-    '<div class="legend" id="legend"><p><strong>Verdicts.</strong> For every cell with both '
-    "our k of n and the paper's figure p: "
-    '<span class="badge in">✓ inside</span> our k lies in the central 95% acceptance interval of '
-    "Binomial(n, p) (the paper's figure is consistent with our count at our n); "
-    '<span class="badge out">✗ outside</span> it does not (each tail beyond the interval holds at '
-    "most 2.5%; <code>benchmarks/reports/verdict.py</code>). Our accuracy carries its 95% Wilson "
-    "interval. A small n makes the interval wide: <em>inside</em> then says little.</p>"
-    '<p><span class="badge dry">scripted</span> marks a dry run of the scripted profile: it tests '
-    "the pipeline, never a paper figure.</p></div>"
-)
+TEMPLATES = Path(__file__).with_name("templates")
+CSS = (TEMPLATES / "page.css").read_text(encoding="utf-8")
 
 
 def esc(value: Any) -> str:
@@ -102,119 +50,62 @@ def anchor(*parts: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", "-".join(parts)).strip("-")
 
 
-def badge(cell: Cell) -> str:
-    v = cell.verdict
-    title = (
-        f"ours {v.k}/{v.n}; paper {cell.paper_pct:.1f}% → 95% acceptance {v.low}–{v.high} of {v.n}"
-    )
-    mark = "✓ inside" if v.inside else "✗ outside"
-    return f'<span class="badge {"in" if v.inside else "out"}" title="{esc(title)}">{mark}</span>'
+def _text(value: Any) -> Any:
+    """What a template's `{{ value }}` prints: markup as it is, anything else through `esc`
+    (None prints nothing; quotes as &quot; and &#x27;, as html.escape writes them)."""
+    return value if hasattr(value, "__html__") else Markup(esc(value))
 
 
-def table_html(t: Table, cells: Iterable[Cell] = ()) -> str:
-    cells = list(cells)
-    head = "".join(
-        f'<th class="{"num" if a == "right" else ""}">{inline(h)}</th>'
-        for h, a in zip(t.header, t.align, strict=True)
-    )
-    body = []
-    for row in t.rows:
-        tds = []
-        for j, (text, align) in enumerate(zip(row, t.align, strict=True)):
-            marks = "".join(
-                badge(c) for c in cells if c.column == t.header[j] and c.matches(t, row)
-            )
-            kind = "row" if j == 0 else ("num" if align == "right" or is_numeric(text) else "")
-            tds.append(f'<td class="{kind}">{inline(text)}{marks}</td>')
-        body.append(f"<tr>{''.join(tds)}</tr>")
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-    )
+CLIP = 6000
 
 
-def blocks_html(blocks: list[Block], cells: list[Cell]) -> str:
-    out = []
-    for b in blocks:
-        if b.kind == "heading":
-            level = min(6, b.level + 2)
-            out.append(f"<h{level}>{inline(b.text)}</h{level}>")
-        elif b.kind == "paragraph":
-            out.append(f"<p>{inline(b.text)}</p>")
-        elif b.kind == "list":
-            out.append("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in b.items) + "</ul>")
-        elif b.table is not None:
-            out.append(table_html(b.table, cells))
-    return "\n".join(out)
+def _clip(text: Any) -> Markup:
+    s = "" if text is None else str(text)
+    if len(s) <= CLIP:
+        return Markup(esc(s))
+    more = f"\n… {len(s) - CLIP:,} more characters in the run's samples log"
+    return Markup(esc(s[:CLIP]) + esc(more))
 
 
-def figure_html(fig: Figure, caption: str = "") -> str:
-    data = base64.b64encode(fig.data).decode("ascii")
-    text = esc(caption or fig.name)
-    return (
-        f'<figure id="{anchor("fig", fig.name)}"><img alt="{esc(fig.name)}" '
-        f'src="data:image/png;base64,{data}"><figcaption>{text} '
-        f'<span class="muted">({esc(fig.name)}; {esc(fig.origin)})</span></figcaption></figure>'
-    )
+_ENV = Environment(
+    loader=FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    finalize=_text,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+_ENV.filters.update(
+    inline=lambda text: Markup(inline(text)),
+    b64=lambda data: Markup(base64.b64encode(data).decode("ascii")),
+)
+_ENV.globals.update(
+    anchor=anchor,
+    clip=_clip,
+    css=Markup(CSS),
+    is_numeric=is_numeric,
+    no_verdict=no_verdict,
+    zip=partial(zip, strict=True),
+)
 
 
-def verdicts_html(cells: list[Cell]) -> str:
-    head = (
-        "<tr><th>row</th><th>column</th><th>measure</th><th class=num>ours k/n</th>"
-        "<th class=num>ours % [95% Wilson]</th><th class=num>paper %</th>"
-        "<th class=num>paper's 95% acceptance at our n</th><th>verdict</th></tr>"
-    )
-    rows = []
-    for c in cells:
-        lo, hi = c.wilson
-        v = c.verdict
-        rows.append(
-            f'<tr class="verdict {v.label}"><td class="row">{esc(c.row)}</td>'
-            f"<td>{esc(c.column)}</td><td>{esc(c.what)}</td>"
-            f'<td class="num">{v.k}/{v.n}</td>'
-            f'<td class="num">{c.ours_pct:.1f} [{lo:.1f}–{hi:.1f}]</td>'
-            f'<td class="num">{c.paper_pct:.1f}</td>'
-            f'<td class="num">{v.low}–{v.high} of {v.n} '
-            f"({100 * v.low / v.n:.1f}–{100 * v.high / v.n:.1f}%)</td>"
-            f"<td>{badge(c)}</td></tr>"
-        )
-    inside = sum(c.verdict.inside for c in cells)
-    return (
-        f"<h3>Verdicts: {inside} of {len(cells)} cells inside the paper's 95% interval</h3>"
-        f'<div class="scroll"><table class="verdicts"><thead>{head}</thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-    )
+def _macro(template: str, name: str) -> Any:
+    return getattr(_ENV.get_template(template).module, name)
+
+
+LEGEND = str(_macro("macros.html.j2", "legend")())
 
 
 def section_html(s: Section) -> str:
-    meta = (
-        f'<dl class="meta"><dt>source</dt><dd>{esc(s.origin)}</dd>'
-        f"<dt>profile</dt><dd>{esc(s.profile)}</dd><dt>n</dt><dd>{esc(s.sizes)}</dd></dl>"
-    )
-    notes = ""
-    if s.notes:
-        items = "".join(f"<li>{esc(n)}</li>" for n in s.notes)
-        notes = f'<ul class="notes" aria-label="builder notes">{items}</ul>'
-    if s.cells:
-        verdicts = verdicts_html(s.cells)
-    else:
-        why = no_verdict(s.name)
-        verdicts = f'<p class="muted">No verdicts: {esc(why)}.</p>'
-    figures = "".join(figure_html(f, f"Figure for {s.title}") for f in s.figures)
-    return (
-        f'<section class="table-section" id="{anchor("t", s.name)}" data-table="{esc(s.name)}" '
-        f'data-source="{"live" if s.live else "committed"}" data-verdicts="{len(s.cells)}">'
-        f"<h2>{inline(s.title)} <span class=muted>({esc(s.name)})</span></h2>"
-        f"{meta}{notes}{blocks_html(s.blocks, s.cells)}{verdicts}{figures}</section>"
-    )
+    return str(_macro("section.html.j2", "section")(s))
+
+
+def figure_html(fig: Figure, caption: str = "") -> str:
+    return str(_macro("figure.html.j2", "figure")(fig, caption))
 
 
 # -- runs: manifests and samples ----------------------------------------------------------------
-
-
-def _kv(rows: Iterable[tuple[str, Any]]) -> str:
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
-    return f'<table class="kv"><tbody>{body}</tbody></table>'
 
 
 def _models(cfg: dict[str, Any]) -> list[tuple[str, str]]:
@@ -228,7 +119,8 @@ def _models(cfg: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def manifest_html(experiment: str, run: str, manifest: dict[str, Any], origin: str) -> str:
+def _manifest(run: str, manifest: dict[str, Any], origin: str) -> dict[str, Any]:
+    """What manifests.html.j2 shows of one run: its rows, its full config, whether scripted."""
     cfg = manifest.get("config") or {}
     git = manifest.get("git") or {}
     commit = str(git.get("commit") or "not recorded") + (
@@ -252,74 +144,30 @@ def manifest_html(experiment: str, run: str, manifest: dict[str, Any], origin: s
         rows.append((f"data: {key}", value))
     for key, value in sorted((manifest.get("prompts") or {}).items()):
         rows.append((f"prompt {key}", value))
-    full = json.dumps(cfg, indent=1, sort_keys=True, default=str)
-    scripted = ' <span class="badge dry">scripted</span>' if is_scripted(cfg) else ""
-    return (
-        f'<details class="run manifest" id="{anchor("m", experiment, run)}"><summary>'
-        f"<code>{esc(run)}</code>{scripted}</summary>{_kv(rows)}"
-        f"<details><summary>full config</summary><pre>{esc(full)}</pre></details></details>"
-    )
+    return {
+        "run": run,
+        "rows": rows,
+        "config": json.dumps(cfg, indent=1, sort_keys=True, default=str),
+        "scripted": is_scripted(cfg),
+    }
 
 
 def manifests_html(runs: list[tuple[str, str, dict[str, Any], str]]) -> str:
     """Each run's manifest, grouped by experiment: (experiment, run, manifest, origin)."""
-    if not runs:
-        return (
-            '<p class="muted">No run folders: no runs under the runs root and no committed '
-            "exports under results/runs/.</p>"
-        )
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for experiment, run, manifest, origin in runs:
-        groups.setdefault(experiment, []).append(manifest_html(experiment, run, manifest, origin))
-    return "".join(
-        f'<details class="experiment"><summary><strong>{esc(exp)}</strong> '
-        f"({len(items)} run(s))</summary>{''.join(items)}</details>"
-        for exp, items in groups.items()
-    )
+        groups.setdefault(experiment, []).append(_manifest(run, manifest, origin))
+    return str(_macro("manifests.html.j2", "manifests")(groups))
 
 
-CLIP = 6000
-
-
-def _clip(text: Any) -> str:
-    s = "" if text is None else str(text)
-    if len(s) <= CLIP:
-        return esc(s)
-    return esc(s[:CLIP]) + esc(f"\n… {len(s) - CLIP:,} more characters in the run's samples log")
-
-
-def _call_html(call: dict[str, Any]) -> str:
-    head = ", ".join(
-        f"{k} {call[k]}"
-        for k in ("role", "model", "cached", "prompt_tokens", "completion_tokens")
-        if call.get(k) is not None
-    )
-    messages = "".join(
-        f"<div><strong>{esc(m.get('role'))}</strong><pre>{_clip(m.get('content'))}</pre></div>"
-        for m in call.get("messages") or []
-        if isinstance(m, dict)
-    )
-    if not messages and call.get("messages_ref"):
-        messages = f"<p>messages stored at {esc(call['messages_ref'])}</p>"
-    error = call.get("parse_error")
-    err = f"<p><strong>parse error:</strong> {esc(error)}</p>" if error else ""
-    reply = call.get("reply")
-    reply_html = f"<div><strong>reply</strong><pre>{_clip(reply)}</pre></div>" if reply else ""
-    return (
-        f'<div class="call"><div class="muted">{esc(head)}</div>{messages}{reply_html}{err}</div>'
-    )
-
-
-def _score_badges(row: pd.Series, scorers: list[str]) -> str:
+def _scores(row: pd.Series, scorers: list[str]) -> list[tuple[str, bool]]:
+    """Each scorer's verdict on the question, for the scorers that gave one."""
     out = []
     for s in scorers:
         value = row.get(f"{s}.correct")
         if value is not None and not isinstance(value, str) and value == value:
-            ok = bool(value)
-            out.append(
-                f'<span class="badge {"ok" if ok else "bad"}">{esc(s)} {"✓" if ok else "✗"}</span>'
-            )
-    return "".join(out)
+            out.append((s, bool(value)))
+    return out
 
 
 def _listing(value: Any) -> list[Any]:
@@ -330,7 +178,7 @@ def _listing(value: Any) -> list[Any]:
     return list(value) if hasattr(value, "__iter__") and not isinstance(value, str) else [value]
 
 
-def sample_html(row: pd.Series, scorers: list[str]) -> str:
+def sample_html(row: pd.Series, scorers: list[str]) -> Markup:
     golds = " | ".join(str(g) for g in _listing(row.get("golds")))
     fields = [
         (c, row[c])
@@ -338,38 +186,27 @@ def sample_html(row: pd.Series, scorers: list[str]) -> str:
         if any(c.startswith(f"{s}.") for s in scorers) and row[c] is not None and row[c] == row[c]
     ]
     context = row.get("context_text")
-    ids = _listing(row.get("context_ids"))
     calls = [c for c in _listing(row.get("calls")) if isinstance(c, dict)]
-    has_log = isinstance(context, str) or bool(calls)
-    body = [
-        _kv(
-            [
+    read = f"{row.get('context_chars')} chars, {row.get('context_tokens')} tokens"
+    return _macro("samples.html.j2", "sample")(
+        {
+            "id": row.get("id"),
+            "question": row.get("question"),
+            "prediction": row.get("prediction"),
+            "golds": golds,
+            "scores": _scores(row, scorers),
+            "rows": [
                 ("question", row.get("question")),
                 ("gold", golds),
                 ("prediction", row.get("prediction")),
-                ("read", f"{row.get('context_chars')} chars, {row.get('context_tokens')} tokens"),
+                ("read", read),
                 *fields,
-            ]
-        )
-    ]
-    if has_log:
-        body.append(f"<h4>The context the arm built</h4><pre>{_clip(context)}</pre>")
-        if ids:
-            body.append(
-                f"<p><strong>memory entries read:</strong> {esc(', '.join(map(str, ids)))}</p>"
-            )
-        body.append("<h4>Model calls for this question</h4>" + "".join(map(_call_html, calls)))
-    else:
-        body.append('<p class="muted">This run kept no sample log (it predates samples.jsonl).</p>')
-    summary = (
-        f"<code>{esc(row.get('id'))}</code>{_score_badges(row, scorers)} "
-        f"{esc(row.get('question'))} <span class=muted>→</span> "
-        f"<strong>{esc(row.get('prediction'))}</strong> "
-        f"<span class=muted>(gold: {esc(golds)})</span>"
-    )
-    return (
-        f'<details class="sample" data-id="{esc(row.get("id"))}"><summary>{summary}</summary>'
-        f'<div class="sample-body">{"".join(body)}</div></details>'
+            ],
+            "has_log": isinstance(context, str) or bool(calls),
+            "context": context,
+            "ids": _listing(row.get("context_ids")),
+            "calls": calls,
+        }
     )
 
 
@@ -405,17 +242,18 @@ def fit_budget(sizes: list[list[int]], budget: int | None) -> list[int]:
     return [max(bisect_right(p, caps[lo]), min(1, len(p))) for p in prefixes]
 
 
-def run_samples_html(
+def _run(
     experiment: str,
     run: str,
     q: pd.DataFrame,
-    samples: list[str],
+    samples: Sequence[Markup],
     scorers: list[str],
     origin: str,
-    cut_by: Sequence[str] = (),
-) -> str:
-    """One run's drill-down: `q` all its questions in display order, `samples` the rendered
-    ones shown (a prefix of `q`), `cut_by` what left the others out."""
+    by_limit: bool,
+    by_budget: bool,
+) -> dict[str, Any]:
+    """What samples.html.j2 shows of one run: `q` all its questions in display order, `samples`
+    the rendered ones shown (a prefix of `q`), `by_limit`/`by_budget` what left the others out."""
     first = q.iloc[0]
     judged = [s for s in scorers if f"{s}.correct" in q.columns]
     score = "".join(
@@ -423,23 +261,19 @@ def run_samples_html(
         for s in judged
         if len(v := q[f"{s}.correct"].dropna().astype(bool))
     )
-    more = (
-        f'<p class="muted">{len(samples)} of {len(q)} questions shown, wrong answers first '
-        f"({' and '.join(cut_by)}); every one is in the run's samples log "
-        "(<code>python -m benchmarks.results show</code>).</p>"
-        if len(q) > len(samples)
-        else ""
-    )
-    dry = ' <span class="badge dry">scripted</span>' if bool(first.get("scripted")) else ""
-    summary = (
-        f"<strong>{esc(display_name(str(first['arm'])))}</strong> <code>{esc(run)}</code>{dry} "
-        f"<span class=muted>{esc(first.get('profile'))}{esc(score)}; {esc(origin)}</span>"
-    )
-    return (
-        f'<details class="run samples" id="{anchor("s", experiment, run)}" '
-        f'data-experiment="{esc(experiment)}" data-run="{esc(run)}">'
-        f"<summary>{summary}</summary>{more}{''.join(samples)}</details>"
-    )
+    return {
+        "experiment": experiment,
+        "run": run,
+        "arm": display_name(str(first["arm"])),
+        "scripted": bool(first.get("scripted")),
+        "profile": first.get("profile"),
+        "score": score,
+        "origin": origin,
+        "samples": samples,
+        "total": len(q),
+        "by_limit": by_limit,
+        "by_budget": by_budget,
+    }
 
 
 def _display_order(q: pd.DataFrame, scorers: list[str]) -> pd.DataFrame:
@@ -458,36 +292,21 @@ def samples_html(
 ) -> str:
     """Per-sample drill-down: (experiment, run, its questions, its scorers, origin) per run; at
     most `limit` questions per run, and at most `budget` bytes of samples in all (fit_budget)."""
-    if not groups:
-        return (
-            '<p class="muted">No sample logs: no runs under the runs root and no committed '
-            "exports under results/runs/.</p>"
-        )
     ordered = [_display_order(q, scorers) for _, _, q, scorers, _ in groups]
     rendered = [
         [sample_html(r, g[3]) for _, r in q.head(limit).iterrows()]
         for q, g in zip(ordered, groups, strict=True)
     ]
     shown = fit_budget([[len(h.encode()) for h in r] for r in rendered], budget)
-    out, current = [], None
-    for (experiment, run, _, scorers, origin), q, r, k in zip(
-        groups, ordered, rendered, shown, strict=True
-    ):
-        if experiment != current:
-            out.append(f"<h3>{esc(experiment)}</h3>")
-            current = experiment
-        cut_by = [f"at most {limit} per run"] if len(r) < len(q) else []
-        cut_by += ["the page's size budget"] if k < len(r) else []
-        out.append(run_samples_html(experiment, run, q, r[:k], scorers, origin, cut_by))
-    return "".join(out)
+    runs = [
+        _run(experiment, run, q, r[:k], scorers, origin, len(r) < len(q), k < len(r))
+        for (experiment, run, _, scorers, origin), q, r, k in zip(
+            groups, ordered, rendered, shown, strict=True
+        )
+    ]
+    return str(_macro("samples.html.j2", "drill_down")(runs, limit))
 
 
 def document(title: str, head: str, toc: list[tuple[str, str]], body: str) -> str:
-    items = "".join(f'<li><a href="#{esc(a)}">{esc(t)}</a></li>' for a, t in toc)
-    return (
-        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-        '<meta name=viewport content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>"
-        f'{head}<nav class="toc" aria-label="contents"><strong>Contents</strong><ol>{items}</ol>'
-        f"</nav>{body}</main></body></html>\n"
-    )
+    page = _ENV.get_template("base.html.j2")
+    return page.render(title=title, head=Markup(head), toc=toc, body=Markup(body))
