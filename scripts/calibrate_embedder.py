@@ -34,6 +34,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from benchmarks.calibration import report
+from benchmarks.calibration.thresholds import label_keys
+from benchmarks.factconsolidation.calibration import DEFAULT_RUN, harvest_keys
+from benchmarks.longmemeval.calibration import DEFAULT_LME, load_instances, turn_pairs
 from benchmarks.longmemeval.episodes import flatten
 from benchmarks.longmemeval.schema import Instance
 from benchmarks.models.cache import ResponseCache
@@ -41,7 +44,6 @@ from benchmarks.models.usage import UsageMeter
 from benchmarks.runner.cli import CONFIG_DIR
 from benchmarks.runner.stack import ModelStack
 from benchmarks.runner.types import InputError
-from benchmarks.scoring.calibration import label_keys
 
 
 def shown(path: str) -> str:
@@ -90,11 +92,11 @@ def compose_profile(embedder: str, overrides: Sequence[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     resolved = compose_profile(args.embedder, args.overrides)
     spec = resolved["embedder"]
-    harvest = report.harvest_keys(Path(args.run).resolve())
-    instances, skipped = report.load_instances(args.lme)
+    harvest = harvest_keys(Path(args.run).resolve())
+    instances, skipped = load_instances(args.lme)
     keys, _, _ = label_keys(harvest.mentions)
     key_vectors, turns, usage = asyncio.run(embed_all(resolved, Path(args.cache), keys, instances))
-    result = report.calibrate(harvest, key_vectors, instances, turns, skipped)
+    result = report.calibrate(harvest, key_vectors, turn_pairs(instances, turns, skipped))
     result.data.append(f"* LongMemEval files: {', '.join(shown(f) for f in args.lme)}.")
     result.data.append(f"* Embedding: {usage}.")
     profile = {k: float(v) for k, v in (spec.get("thresholds") or {}).items()}
@@ -117,13 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", default="local", help="embedder profile (configs/embedder/)")
     p.add_argument(
         "--run",
-        default=str(report.ROOT / report.DEFAULT_RUN),
+        default=str(report.ROOT / DEFAULT_RUN),
         help="a FactConsolidation state run folder with ingest_calls.jsonl.gz",
     )
     p.add_argument(
         "--lme",
         nargs="+",
-        default=[str(report.ROOT / f) for f in report.DEFAULT_LME],
+        default=[str(report.ROOT / f) for f in DEFAULT_LME],
         help="LongMemEval JSON files (official schema; partial records are completed)",
     )
     p.add_argument("--cache", default="runs/cache.sqlite", help="the response cache")

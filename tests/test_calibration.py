@@ -1,4 +1,4 @@
-"""The embedder calibration (benchmarks/scoring/calibration.py, scripts/calibrate_embedder.py):
+"""The embedder calibration (benchmarks/calibration/thresholds.py, scripts/calibrate_embedder.py):
 precision and recall per threshold on hand-made sets whose answers are known, the criteria, the
 key alignment on real template lines, the two replays (keys, turns), and the script end to end
 on the scripted embedder (its word-hash vectors, served by the harness's own scripted server)."""
@@ -16,10 +16,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.calibration import report
+from benchmarks.calibration import thresholds as cal
 from benchmarks.factconsolidation import TEMPLATES, parse_context
+from benchmarks.longmemeval import calibration as lme_pairs
 from benchmarks.runner.types import Event
-from benchmarks.scoring import calibration as cal
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -207,12 +207,12 @@ def test_turn_pairs_are_the_retrieved_pairs_b1_would_ask_about() -> None:
 
 @pytest.mark.skipif(not SHARED_LME.exists(), reason="needs the shared LongMemEval extras")
 def test_the_hand_labelled_update_turns_say_what_they_quote() -> None:
-    instances, skipped = report.load_instances(
+    instances, skipped = lme_pairs.load_instances(
         [str(SHARED_LME / "longmemeval_partial_instances.json")]
     )
     by_id = {i.question_id: i for i in instances}
-    for qid, labels in report.HAND_UPDATES.items():
-        assert len(report.update_turns(by_id[qid])) == len(labels)
+    for qid, labels in lme_pairs.HAND_UPDATES.items():
+        assert len(lme_pairs.update_turns(by_id[qid])) == len(labels)
     assert skipped  # the abstention records' invalid type: left out, each with its line
 
 

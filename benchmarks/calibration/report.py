@@ -1,40 +1,23 @@
-"""The embedder calibration's inputs and table (docs/calibration.md; scripts/calibrate_embedder.py
-embeds and calls this).
-
-Inputs: the fact keys a committed FactConsolidation state run really extracted (its
-``ingest_calls.jsonl.gz``: the write path's extraction replies, one per chunk of the stream),
-each aligned to the template parse of its chunk; and LongMemEval instances (dated turns), whose
-knowledge-update turns are the positives of the prune threshold. Output: per threshold, the
-sweep of its population, the value its criterion chooses (`CRITERIA`, each with its reason),
-written as markdown and CSV. The pure parts (sweeps, criteria, alignment, replays) are
-`benchmarks.scoring.calibration`.
+"""The embedder calibration's table (docs/calibration.md): per threshold, the sweep of its
+population and the value its criterion chooses (`CRITERIA`, each with its reason), as markdown
+and CSV. The populations come from the benchmarks (`Harvest`: the keys a state run extracted;
+`TurnPairs`: dated turns); `scripts/calibrate_embedder.py` embeds them and calls this.
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from benchmarks.factconsolidation import TEMPLATES, FactConsolidation, chunks
-from benchmarks.longmemeval.episodes import flatten
-from benchmarks.longmemeval.schema import KNOWLEDGE_UPDATE, Instance, SchemaError, parse_instance
-from benchmarks.models.structured import StructuredOutputError, parse_json
+from benchmarks.calibration import thresholds as cal
 from benchmarks.runner.types import InputError
-from benchmarks.scoring import calibration as cal
 from benchmarks.stats import binomial_ci
-from pmem.write import EXTRACT_PROMPT, SAME_PROMPT, fact_items
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RUN = "results/runs/table7/pmem_state__factconsolidation_sh_6k__2a2968c9c1"
-DEFAULT_LME = ("benchmarks/data/longmemeval/longmemeval_s_single_e47becba.json",)
 TOP_K = 12  # B.1: the cosine top-12 turns are what pruning sees
 
 # Which population decides each threshold, by which rule, and why (docs/calibration.md).
@@ -92,31 +75,9 @@ USED_BY = {
     "prune_pair": "`PrunedTurnArm.candidate_pairs` (pmem_turns_pruned, pmem_turns_gate_*)",
 }
 
-# Knowledge-update instances whose turns carry no has_answer: the turns that state a value of
-# the queried fact, labelled by hand, each with a phrase of it (checked against the turn).
-# (session index, turn index, phrase): positions as in the file.
-HAND_UPDATES: dict[str, tuple[tuple[int, int, str], ...]] = {
-    "db467c8c": (  # "How long have my parents been staying with me in the US?"
-        (0, 2, "for the past six months"),
-        (1, 0, "staying with me for nine months now"),
-        (1, 6, "staying with me for nine months now"),
-    ),
-    "ed4ddc30": (  # "How many dozen eggs do we currently have stocked up ...?"
-        (0, 2, "30 dozen at the moment"),
-        (1, 2, "20 dozen stocked up"),
-    ),
-    "a1eacc2a": (  # "How many short stories have I written since I started writing regularly?"
-        (0, 2, "I've written four so far"),
-        (1, 0, "complete 7 short stories"),
-    ),
-}
-
 
 class CalibrationInputError(InputError, ValueError):
     """Input the calibration cannot use; the message names the file and what is wrong."""
-
-
-# -- key pairs from a committed run ------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,132 +94,14 @@ class Harvest:
     checks: list[tuple[str, str, bool]]
 
 
-def prompt_head(template: str, slot: str) -> str:
-    """The prompt as sent, up to the slot (the template's ``{{`` escapes resolved)."""
-    slots = {"text": "", "a": "", "b": ""}
-    return template.format(**{**slots, slot: "\0"}).split("\0")[0]
+@dataclass(frozen=True, slots=True)
+class TurnPairs:
+    """Turn pairs labelled update / other (the prune threshold's population), a line per
+    source instance saying what it gave, and where they came from."""
 
-
-def harvest_keys(run: Path) -> Harvest:
-    """The keys the run's write path extracted, chunk by chunk in stream order (the order it
-    applies them), each aligned to its chunk's gold facts (`cal.align_extraction`)."""
-    manifest_file, calls_file = run / "manifest.json", run / "ingest_calls.jsonl.gz"
-    for need in (manifest_file, calls_file):
-        if not need.exists():
-            raise CalibrationInputError(f"--run {run}: no {need.name} (a state run's folder)")
-    cfg = json.loads(manifest_file.read_text())["config"]
-    raw = calls_file.read_bytes()
-    rows = [json.loads(line) for line in gzip.decompress(raw).splitlines() if line.strip()]
-    data = FactConsolidation(cfg["benchmark"]["source"], cfg["benchmark"].get("path")).data
-    by_chunk, at = {}, 0
-    for i, text in enumerate(chunks(data.facts)):
-        n = text.count("\n") + 1
-        by_chunk[text] = (i, data.facts[at : at + n])
-        at += n
-    vocab = {
-        t.relation: cal.relation_vocabulary(t.relation, f"{t.prefix} {t.middle} {t.suffix}")
-        for t in TEMPLATES
-    }
-    extract, same = prompt_head(EXTRACT_PROMPT, "text"), prompt_head(SAME_PROMPT, "a")
-    replies: list[tuple[int, list[tuple[str, tuple[str, str] | None]]]] = []
-    checks = []
-    for row in rows:
-        content = (row.get("messages") or [{}])[0].get("content", "")
-        if content.startswith(extract):
-            if content[len(extract) :] not in by_chunk:
-                raise CalibrationInputError(f"{calls_file}: an extraction prompt of no chunk")
-            index, facts = by_chunk[content[len(extract) :]]
-            try:
-                items = [(k, v) for k, v, _ in fact_items(parse_json(row["reply"]))[0]]
-            except StructuredOutputError:
-                items = []  # the write path counts an extraction failure: no keys
-            golds = cal.align_extraction(items, facts, vocab)
-            keyed = [
-                (k, (g.subject, g.relation) if g else None)
-                for (k, _), g in zip(items, golds, strict=True)
-            ]
-            replies.append((index, keyed))
-        elif content.startswith(same):
-            a, b = (line[3:] for line in content.splitlines()[1:3])
-            checks.append((a, b, row["reply"].strip().lower().startswith("same")))
-    replies.sort(key=lambda r: r[0])  # the write path applies chunks in stream order
-    return Harvest(
-        run=str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else str(run),
-        source=cfg["benchmark"]["source"],
-        model=cfg["llm"]["model"],
-        file_sha256=hashlib.sha256(raw).hexdigest(),
-        calls=len(replies),
-        mentions=[m for _, keyed in replies for m in keyed],
-        checks=checks,
-    )
-
-
-# -- turn pairs from LongMemEval files ---------------------------------------------------------
-
-
-def _completed(raw: Any) -> Any:
-    """A partial record made parseable: fields no pair uses filled in (the question date: the
-    last session's; session ids: positions; evidence ids: every session)."""
-    if not isinstance(raw, dict):
-        return raw  # the schema check names it
-    row = dict(raw)
-    dates = row.get("haystack_dates") or []
-    if not row.get("question_date") and dates:
-        row["question_date"] = max(dates)
-    ids = row.get("haystack_session_ids") or [f"s{i}" for i in range(len(dates))]
-    row["haystack_session_ids"] = ids
-    if not row.get("answer_session_ids"):
-        row["answer_session_ids"] = list(ids)
-    return row
-
-
-def load_instances(files: Sequence[str]) -> tuple[list[Instance], list[str]]:
-    """Every usable instance of the files, one per question id (the largest haystack kept: the
-    S copy of an instance also shipped as oracle), and one line per record left out."""
-    kept: dict[str, Instance] = {}
-    skipped = []
-    for file in files:
-        path = Path(file)
-        if not path.exists():
-            raise CalibrationInputError(f"--lme {file}: no such file")
-        try:
-            rows = json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise CalibrationInputError(f"--lme {file}: not JSON ({err})") from None
-        if not isinstance(rows, list):
-            raise CalibrationInputError(f"--lme {file}: not a JSON list of instances")
-        for i, raw in enumerate(rows):
-            try:
-                inst = parse_instance(_completed(raw), file, i)
-            except SchemaError as err:
-                skipped.append(str(err))
-                continue
-            old = kept.get(inst.question_id)
-            if old is None or inst.turns > old.turns:
-                kept[inst.question_id] = inst
-    return list(kept.values()), skipped
-
-
-def update_turns(instance: Instance) -> set[str]:
-    """The turns stating a value of the queried fact (event ids): knowledge-update questions
-    only; the has_answer marks, else the hand labels (each phrase checked against its turn)."""
-    if instance.question_type != KNOWLEDGE_UPDATE:
-        return set()
-    qid = instance.question_id
-    marked = {
-        f"{qid}-s{s.index}-t{t}"
-        for s in instance.sessions
-        for t, turn in enumerate(s.turns)
-        if turn.has_answer
-    }
-    if marked:
-        return marked
-    out = set()
-    for s, t, phrase in HAND_UPDATES.get(qid, ()):
-        if phrase not in instance.sessions[s].turns[t].content:
-            raise CalibrationInputError(f"{qid}: hand label s{s} t{t}: {phrase!r} not in the turn")
-        out.add(f"{qid}-s{s}-t{t}")
-    return out
+    pairs: list[cal.Scored]
+    lines: list[str]
+    sources: str
 
 
 # -- the populations and the choice ------------------------------------------------------------
@@ -281,32 +124,12 @@ def _count(items: Sequence[cal.Scored]) -> str:
 
 
 def calibrate(
-    harvest: Harvest,
-    key_vectors: Mapping[str, np.ndarray],
-    instances: Sequence[Instance],
-    turn_vectors: Mapping[str, tuple[np.ndarray, np.ndarray]],
-    skipped: Sequence[str] = (),
+    harvest: Harvest, key_vectors: Mapping[str, np.ndarray], turns: TurnPairs
 ) -> Calibration:
     """The three populations, their sweeps and each threshold's choice (`CRITERIA`)."""
     keys, labels, ambiguous = cal.label_keys(harvest.mentions)
     replay = cal.nearest_key_decisions(keys, labels, key_vectors)
     pairs = cal.key_pairs(keys, labels, key_vectors)
-    turns: list[cal.Scored] = []
-    lines, idle = [], []
-    for inst in instances:
-        question, vectors = turn_vectors[inst.question_id]
-        updates = update_turns(inst)
-        found = cal.turn_pairs(flatten(inst), vectors, question, updates, TOP_K, inst.question_id)
-        turns += found
-        if not found:
-            idle.append(inst.question_id)
-            continue
-        pos = sum(i.positive for i in found)
-        lines.append(
-            f"  * {inst.question_id} ({inst.question_type}, {len(inst.sessions)} sessions, "
-            f"{inst.turns} turns): {len(updates)} update turns, {pos} update pairs, "
-            f"{len(found) - pos} other pairs"
-        )
     populations = {
         "key_decisions": (
             replay.decisions,
@@ -322,8 +145,8 @@ def calibrate(
             "type. Precision here is over all pairs of the stream, not the gate's.",
         ),
         "turn_pairs": (
-            turns,
-            cal.sweep(turns),
+            turns.pairs,
+            cal.sweep(turns.pairs),
             f"Pairs of each question's top-{TOP_K} turns with different dates (the pairs B.1 "
             "asks about), and every update pair, retrieved or not.",
         ),
@@ -339,11 +162,8 @@ def calibrate(
         f"* key_decisions: {len(replay.decisions)} ({_count(replay.decisions)}); "
         f"{replay.unscored} candidates not scored (they or their nearest key unlabelled).",
         f"* key_pairs: {len(pairs):,} ({_count(pairs)}).",
-        f"* turn_pairs: {len(turns)} ({_count(turns)}) from {len(instances) - len(idle)} "
-        "LongMemEval instances:",
-        *lines,
-        f"  * no pair to decide (no two dates in the top-{TOP_K}): {', '.join(idle) or 'none'}; "
-        f"records left out by the schema check: {len(skipped)}",
+        f"* turn_pairs: {len(turns.pairs)} ({_count(turns.pairs)}) from {turns.sources}:",
+        *turns.lines,
         "* The local same/different check (§3.3) on the committed run's gated pairs, labelled: "
         + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in said.items())
         + ".",

@@ -87,11 +87,18 @@ def _package_of(target: str) -> str | None:
     return imported.__package__ or module
 
 
+#: packages found through runs read earlier in this process: a page built from a user's runs
+#: keeps their benchmarks for every later lookup
+_FROM_RUNS: dict[str, None] = {}
+
+
 def benchmark_packages(runs: Iterable[Path] = (), configs: Path = CONFIGS) -> list[str]:
-    """The packages of the configured benchmarks, then of those the runs under `runs` name."""
-    targets = _config_targets(configs) + [t for r in runs for t in _run_targets(Path(r))]
-    packages = (_package_of(t) for t in targets)
-    return list(dict.fromkeys(p for p in packages if p))
+    """The packages of the configured benchmarks, then of those runs read so far name."""
+    for target in (t for r in runs for t in _run_targets(Path(r))):
+        if package := _package_of(target):
+            _FROM_RUNS[package] = None
+    packages = [_package_of(t) for t in _config_targets(configs)]
+    return list(dict.fromkeys([*(p for p in packages if p), *_FROM_RUNS]))
 
 
 @functools.cache

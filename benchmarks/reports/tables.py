@@ -284,7 +284,7 @@ def check_all(runs: Path, out: Path, *, profile: str | None = None) -> dict[str,
 
 def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    p.add_argument("table", choices=["all", *sorted(registry.tables())])
+    p.add_argument("table", help="a table's name (its experiment), or all")
     p.add_argument("--runs", type=Path, default=Path("runs"))
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument(
@@ -319,6 +319,9 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
         "under --runs build, byte for byte (exit 1 when one is not); use --runs results/runs",
     )
     args = p.parse_args(argv)
+    known = registry.tables([args.runs, *args.also])
+    if args.table != "all" and args.table not in known:
+        p.error(f"no benchmark declares a table {args.table!r}; known: {', '.join(known)}")
     if args.check and args.also:
         p.error("--with builds a table from pooled runs; --check compares with --runs alone")
     if args.check:  # one line per committed table on stdout; exit 1 unless all are backed
@@ -328,7 +331,7 @@ def main(argv: list[str] | None = None, *, prog: str | None = None) -> int:
             results = {args.table: check(args.table, args.runs, args.out, profile=args.profile)}
             print(f"{args.table}: {_verdict(*results[args.table])}")
         return 0 if results and all(ok for ok, _ in results.values()) else 1
-    spec = registry.table(args.table)
+    spec = known.get(args.table)
     if spec is not None and spec.audit is not None:
         p.error(
             f"{args.table} is an audit of {spec.experiment}'s runs, written by its own command "

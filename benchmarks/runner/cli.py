@@ -18,6 +18,7 @@ import signal
 import sqlite3
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +67,30 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-def choices(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+def choices(group: str, extra: Sequence[Path] = ()) -> list[str]:
+    """The options of a config group: the project's, and those of the extra config folders."""
+    return sorted({p.stem for d in (CONFIG_DIR, *extra) for p in (d / group).glob("*.yaml")})
+
+
+def searchpath(argv: list[str]) -> list[Path]:
+    """The local folders a `hydra.searchpath=[file://...]` override adds (a user's own configs:
+    a benchmark or an arm of their own)."""
+    for arg in argv:
+        key, sep, value = arg.lstrip("+").partition("=")
+        if sep and key == "hydra.searchpath":
+            items = value.strip("[]").split(",")
+            return [Path(i.strip().strip("'\"")[len("file://") :]) for i in items if "file://" in i]
+    return []
 
 
 def check_overrides(argv: list[str]) -> None:
     """Name an unknown arm, benchmark or profile before Hydra does, with a did-you-mean."""
+    extra = searchpath(argv)
     for arg in argv:
         group, sep, value = arg.lstrip("+~").partition("=")
         if not sep or group not in GROUPS or value in ("null", ""):
             continue
-        valid = choices(group)
+        valid = choices(group, extra)
         for item in value.split(","):  # `-m arm=a,b` sweeps name several
             if item not in valid:
                 hint = difflib.get_close_matches(item, valid, n=1)
