@@ -85,7 +85,7 @@ class Gateway:
     127.0.0.1 until `stop()`; `base_url` is what a peer package is given.
 
     `stop()` cancels the requests in flight, which the package then sees fail at once (HTTP 503,
-    `x-should-retry: false`): a run stopped by SIGTERM or Ctrl-C no longer waits minutes for the
+    `x-should-retry: false`): a run stopped by SIGTERM or Ctrl-C does not wait minutes for the
     package's current model call, which the harness would discard anyway.
     """
 
