@@ -103,7 +103,7 @@ def _route_embeddings(model: str) -> None:
 
     The package chooses the class by substring ("text-embedding" -> OpenAI); the selector in
     hipporag.HippoRAG is wrapped once so names registered here get the OpenAI class and every
-    other name is chosen as before.
+    other name is chosen by the package as usual.
     """
     with _IMPORT_LOCK:
         module = importlib.import_module("hipporag.HippoRAG")

@@ -423,7 +423,7 @@ class CommitArm(MemoryArm):
             return False
         stats = json.loads(path.read_text())
         if "routes" not in stats or (self.identity is not None) != bool(stats.get("identity")):
-            return False  # a snapshot from before routing was recorded: ingest again
+            return False  # a snapshot without recorded routing: ingest again
         self.decisions = Counter(stats["decisions"])
         self.fallbacks = Counter(stats["fallbacks"])
         self.key_mismatches = int(stats["key_mismatches"])

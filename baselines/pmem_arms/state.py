@@ -76,8 +76,8 @@ class NumpyKeyIndex:
 
     The library's default, `pmem.write.FlatKeyIndex`, scans in Python; this is the arms' index:
     numpy speed on a large store, and numpy's arithmetic on the embedder's float32 vectors, so
-    the scores (float32 themselves) and the threshold comparisons are the ones the arms have
-    always made."""
+    the scores (float32 themselves) and the threshold comparisons are the ones recorded runs
+    made."""
 
     def __init__(self) -> None:
         self.keys: list[str] = []
@@ -96,7 +96,7 @@ class NumpyKeyIndex:
             return None
         scores = self._vectors @ vector
         best = int(np.argmax(scores))
-        return self.keys[best], scores[best]  # a numpy scalar, compared as before
+        return self.keys[best], scores[best]  # a float32 numpy scalar, compared as such
 
 
 class CellStateArm(MemoryArm):

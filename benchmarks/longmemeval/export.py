@@ -35,7 +35,7 @@ __all__ = [
 
 EVAL_RESULTS = "eval-results.jsonl"
 REFERENCES = "eval-references.json"
-# The official judge scorer, under its import path now and the one older manifests record.
+# The official judge scorer, under its import path and the one older runs' manifests record.
 JUDGE_TARGETS = (
     "benchmarks.longmemeval.judge.LongMemEvalJudge",
     "benchmarks.judge.LongMemEvalJudge",
