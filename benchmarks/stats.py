@@ -1,33 +1,11 @@
 """The statistics the paper reports, computed by ``scipy.stats``.
 
-* ``mcnemar_exact``: exact McNemar test on paired per-question outcomes: the two-sided exact
-  binomial test of the discordant pairs at p = 0.5 (``scipy.stats.binomtest``).
-* ``paired_bootstrap_ci``: paired (per-item) percentile bootstrap CI for a difference of
-  means (``scipy.stats.bootstrap``). It is seeded, and its settings are recorded so the
-  result can be reproduced.
-* ``binomial_ci``: a 95% (or any) interval for an accuracy, Wilson or Clopper-Pearson
-  (``scipy.stats.binomtest(...).proportion_ci``).
-
-Why scipy: it is the ecosystem's reference implementation of exactly these procedures, tested
-far beyond what this project could test, and every reader knows it. Our own code is only the
-argument checks, the mapping of our settings onto scipy's, and the conversion back to plain
-floats, so there are far fewer lines of ours to trust. The hand-written versions this module
-replaced (exact-integer McNemar sums, a log-space binomial CDF with bisection, the Wilson closed
-form) live on in tests/test_stats.py as cross-checks: scipy agrees with them to 1e-12.
-
-The bootstrap is ``scipy.stats.bootstrap`` itself (not a numpy re-implementation), because it
-reproduces the recorded settings one for one: ``seed`` seeds ``numpy.random.default_rng``
-(PCG64), ``iterations`` is ``n_resamples``, ``confidence`` is ``confidence_level``, and
-``method="percentile"`` takes the quantiles of the bootstrap means with linear interpolation
-(Hyndman-Fan type 7, as before). It resamples the per-item differences, one sample, which is
-resampling the pairs. The same inputs, seed and numpy version give the same interval (the
-test suite re-derives it from the seed with plain numpy). The resamples are drawn in batches
-of ``_BOOTSTRAP_BATCH``, which bounds memory at about ``_BOOTSTRAP_BATCH * n`` floats and
-leaves the draws as they are (numpy's stream does not depend on the batch). The intervals
-differ from the pre-scipy version's, whose resampler was ``random.Random(seed)``. One pair is
-handled here (scipy needs two): every resample is that pair, so the interval is the point.
-scipy (and numpy) are imported on first use, so importing this module, as the runner does,
-stays cheap (``scipy.stats`` takes seconds to import).
+``mcnemar_exact`` (exact binomial test of the discordant pairs at p = 0.5),
+``paired_bootstrap_ci`` (seeded percentile bootstrap of the per-item differences, its settings
+recorded) and ``binomial_ci`` (Wilson or Clopper-Pearson). Ours are only the argument checks,
+the mapping of settings onto scipy's and the conversion to plain floats; tests/test_stats.py
+cross-checks scipy against closed forms to 1e-12. scipy is imported on first use, so importing
+this module, as the runner does, stays cheap.
 """
 
 from __future__ import annotations
@@ -52,7 +30,7 @@ _BOOTSTRAP_BATCH = 1000
 
 def _scipy_stats() -> ModuleType:
     """``scipy.stats``, imported on first use (it takes seconds to import)."""
-    import scipy.stats  # lazy: see the module docstring
+    import scipy.stats  # lazy: importing this module stays cheap
 
     return scipy.stats
 
@@ -158,6 +136,13 @@ def paired_bootstrap_ci(
     (drawing items of it is drawing pairs; and a constant difference stays exactly constant,
     which ``mean(a*) - mean(b*)`` would not). ``iterations`` resamples come from
     ``numpy.random.default_rng(seed)``; the same inputs and seed always give the same interval.
+
+    The settings map one for one onto scipy's: ``seed`` seeds ``default_rng`` (PCG64),
+    ``iterations`` is ``n_resamples``, ``confidence`` is ``confidence_level``, and
+    ``method="percentile"`` takes quantiles with linear interpolation (Hyndman-Fan type 7). The
+    same inputs, seed and numpy version give the same interval (the tests re-derive it with
+    plain numpy). One pair is handled here (scipy needs two): every resample is that pair, so
+    the interval is the point.
     """
     _check_paired(a, b)
     if statistic != "mean_difference":

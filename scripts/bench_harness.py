@@ -1,17 +1,8 @@
 """Overhead of the model client: unique chat calls against a server with a fixed latency.
 
-With `--calls N --concurrency C --latency L` the ideal wall time is N × L / C; everything above it
-is the client's (and the server's) own cost, except that no client can finish in fewer than
-ceil(N / C) latencies (the last, partial wave still takes one), which is printed beside it.
-Prints the wall time, the client's CPU per call and `overhead ratio: X` (targets: X ≤ 1.05 at 20
-in flight, X ≤ 1.10 at 256). The cache is disabled and every prompt is unique, so each call is a
-real request.
-
-The server runs in its own process, as vLLM or llama.cpp would, so the figure measures our client
-rather than two Pythons sharing one interpreter lock. By default it is
-`benchmarks.models.latency_server` (asyncio: a request in flight costs a timer, so it answers far
-faster than the rates asked here); `--server scripted` measures against the thread-per-request
-scripted server instead, whose own cost shows at high concurrency.
+Ideal wall time is N × L / C (never under ceil(N / C) latencies, printed beside it); prints wall
+time, client CPU per call and `overhead ratio: X` (targets: X ≤ 1.05 at 20 in flight, X ≤ 1.10
+at 256). The cache is off and every prompt unique, so each call is a real request.
 
     python scripts/bench_harness.py [--calls 2000] [--concurrency 20] [--latency 0.05]
                                     [--server latency|scripted] [--in-process] [--repeats 1]
@@ -40,7 +31,13 @@ SERVERS = {"latency": "benchmarks.models.latency_server", "scripted": "benchmark
 
 
 def bench_server(kind: str, latency_s: float, in_process: bool) -> ManagedServer:
-    """The server to measure against (see the module docstring)."""
+    """The server to measure against, in its own process as vLLM or llama.cpp would be, so the
+    figure measures our client rather than two Pythons sharing one interpreter lock.
+
+    "latency" (`benchmarks.models.latency_server`, asyncio: a request in flight costs a timer)
+    answers far faster than the rates asked here; "scripted" is the thread-per-request scripted
+    server, whose own cost shows at high concurrency.
+    """
     if in_process:
         return ScriptedServer(latency_s=latency_s)
     command = [

@@ -1,30 +1,14 @@
 """How many llama-server slots the local profile should use: replay recorded requests at 1, 2, 4.
 
-The local profile serves one 1.5B model on 2 cores. More slots (`-np N`, continuous batching)
-let several requests decode together, which helps where decoding dominates and costs nothing
-where prompt processing does (both cores are busy either way); whether the answers stay the same
-at temperature 0 is a question of the batched kernels' arithmetic. This replays real requests —
-the chat requests a run stored in its response cache (Table 6's by default), in the order they
-were first made, so prompt prefixes are shared as in the run — against a fresh llama-server per
-slot count, with as many requests in flight as slots, and prints wall time, speed-up and how
-many replies are byte-identical to the recorded ones (which were made with one slot).
-
-"Identical to recorded" compares with what the run got. A cache filled by a version before
-commit 5f9f624 stored each request with its keys sorted, a json_schema's properties included:
-a structured request whose properties were not already in alphabetical order (the commit arm's
-`revise` patch) replays as a different request, so that column is low for them whatever the
-machine (docs/models.md).
-
-`--in-flight 1` sends one request at a time whatever the slots: nothing is batched, but each
-slot keeps its own cached prompt prefix and llama-server routes a request to the slot whose
-prefix is most like it, so requests of two alternating kinds (the commit arm's key and patch
-calls) stop re-processing each other's prompts.
+Replays a run's cached chat requests (Table 6's by default; needs `make setup-local` and a cache
+such as `make reproduce-table6` writes, only read) in first-made order against a fresh
+llama-server per slot count, and prints wall time, speed-up and how many replies are
+byte-identical to the recorded one-slot replies (caches filled before commit 5f9f624 stored
+sorted json_schema keys, so their structured requests replay as different ones; docs/models.md).
+`--in-flight 1` batches nothing but lets alternating request kinds keep their own cached prefix.
 
     python scripts/bench_local_slots.py [--cache runs/cache.sqlite] [--requests 120]
                                         [--slots 1,2,4] [--ctx 4096] [--in-flight N]
-
-Needs the local profile (`make setup-local`) and a response cache with recorded requests
-(`make reproduce-table6` writes one); the cache is only read.
 """
 
 from __future__ import annotations

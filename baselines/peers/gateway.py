@@ -1,20 +1,11 @@
 """A loopback OpenAI-compatible front through which the peer packages reach the models.
 
-The peers (Mem0, Graphiti, HippoRAG, MemoryOS) call OpenAI-compatible servers themselves, with
-their own clients. Handing them the profile's URLs directly would leave their calls outside the
-harness: not metered (so no per-arm ingest cost, which the paper reports for Graphiti), not
-cached (so a rerun re-pays every extraction), and retried by whatever each package does. The
-gateway closes that gap: each arm gets a `127.0.0.1` URL whose chat and embedding requests are
-forwarded, body unchanged, through the harness's own request machinery (a subclass of
-`benchmarks.models.client.ModelClient`, the model layer's extension point: pooled, retried with
-backoff on 429/5xx/timeouts, errors named), cached per request body in the run's response cache
-and counted in the run's usage meter under the writer's and embedder's roles. A configuration
-error upstream (unknown model, bad schema) reaches the package as the same HTTP status with the
-upstream message.
-
-Cache keys are the whole request body plus the endpoint's revision: a package that samples
-(temperature > 0 without a seed) gets its first draw back on a rerun, as the harness's own calls
-do (their draw index is 0).
+The peers call OpenAI-compatible servers with their own clients; each arm gets a `127.0.0.1`
+URL whose chat and embedding requests are forwarded, body unchanged, through the harness's
+`ModelClient` (pooled, retried on 429/5xx/timeouts), cached in the run's response cache and
+metered under the writer's and embedder's roles (the paper reports Graphiti's ingest cost).
+Upstream configuration errors reach the package as the same HTTP status and message. Cache keys
+are the request body plus the endpoint's revision, so a sampling package gets its first draw.
 """
 
 from __future__ import annotations
@@ -94,7 +85,7 @@ class Gateway:
     127.0.0.1 until `stop()`; `base_url` is what a peer package is given.
 
     `stop()` cancels the requests in flight, which the package then sees fail at once (HTTP 503,
-    `x-should-retry: false`): a run stopped by SIGTERM or Ctrl-C no longer waits minutes for the
+    `x-should-retry: false`): a run stopped by SIGTERM or Ctrl-C does not wait minutes for the
     package's current model call, which the harness would discard anyway.
     """
 

@@ -1,29 +1,10 @@
 """Graphiti/Zep as a baseline arm (paper §4 "Baselines and protocol", Appendix F).
 
-Zep's bitemporal knowledge graph commits on arrival: each item becomes an episode, the package's
-own prompts extract entities and fact edges, deduplicate them, and invalidate the edges a new fact
-contradicts (`invalid_at`/`expired_at` are set; nothing is deleted). We drive the real
-`graphiti-core` package (`pip install 'graphiti-core[kuzu]==0.31.2' httpx`) over an embedded Kuzu
-database in the arm's working folder, so a snapshot is a copy of that folder.
-
-Write: items are added one at a time, in arrival order (Graphiti requires sequential episodes),
-with a reference time that strictly increases with arrival: Graphiti arbitrates contradictions by
-timestamp, and equal times never invalidate (the paper's protocol is last-write-wins by arrival).
-Read: Graphiti's default `search` (hybrid BM25 + cosine with reciprocal-rank fusion, no LLM at
-search time) returns the top-k fact edges; with `current_only` the edges Graphiti has invalidated
-are filtered out in the query (plain search returns them too: peers.md), so the reader sees the
-graph's current state, each fact with the date it became valid when the items were dated.
-
-Introspection (`introspect`, the ALFWorld-Revision probes): every fact edge of the arm's partition,
-invalidated ones included, read from Kuzu itself (not through the reader's `current_only` view),
-with its entities and validity times; an edge is valid when neither `invalid_at` nor `expired_at`
-is set (`store_facts`).
-
-Settings follow docs/notes/peers.md: `OpenAIGenericClient` (chat completions, not the
-Responses API), an embedder told the real embedding width (otherwise vectors are cut to 1024), an
-explicit cross-encoder that is never consulted by the default search (the package's OpenAI
-reranker biases OpenAI token ids, which mean other things to Qwen's tokenizer), telemetry off, and
-two workarounds for Kuzu bugs in 0.31.2 (see `_open`).
+Zep's bitemporal knowledge graph commits on arrival: each item is an episode whose entities and
+fact edges the package's own prompts extract and deduplicate; a contradicted edge is
+invalidated (`invalid_at`/`expired_at`), never deleted. We drive the real `graphiti-core`
+(`pip install 'graphiti-core[kuzu]==0.31.2' httpx`) over an embedded Kuzu database in the arm's
+folder, so a snapshot is a copy of that folder. Settings follow docs/notes/peers.md.
 """
 
 from __future__ import annotations
@@ -88,6 +69,20 @@ class GraphitiArm(PeerArm):
     `skip_failed`: an item whose ingestion raises (after Graphiti's own retries) is counted in
     `stats["failed_items"]` and skipped; HTTP 4xx refusals (configuration errors) always raise.
     `introspect`: record every edge of the graph, valid or not, in each read's meta (base class).
+
+    Write: one item at a time, in arrival order (Graphiti requires sequential episodes), with a
+    reference time that strictly increases: Graphiti arbitrates contradictions by timestamp and
+    equal times never invalidate (the protocol is last-write-wins by arrival). Read: Graphiti's
+    default `search` (BM25 + cosine with reciprocal-rank fusion, no LLM); `current_only` filters
+    invalidated edges in the query, since plain search returns them too (peers.md).
+    Introspection reads every edge of the partition from Kuzu itself; an edge is valid when
+    neither `invalid_at` nor `expired_at` is set (`store_facts`).
+
+    Settings (peers.md): `OpenAIGenericClient` (chat completions, not the Responses API); the
+    embedder is told the real width (otherwise vectors are cut to 1024); an explicit
+    cross-encoder the default search never consults (the package's OpenAI reranker biases OpenAI
+    token ids, which mean other things to Qwen's tokenizer); telemetry off; two workarounds for
+    Kuzu bugs in 0.31.2 (see `_open`).
     """
 
     module: ClassVar[str] = "graphiti_core"

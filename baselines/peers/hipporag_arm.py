@@ -1,39 +1,10 @@
 """HippoRAG-v2 as a peer arm: graph RAG over an open knowledge graph (paper §4, B.1; peers.md).
 
-The paper's graph-RAG corner: an archive that organizes evidence richly (OpenIE triples, entity
-nodes, synonymy edges, Personalized PageRank) but resolves conflicts only at query time. The
-package (`hipporag==2.0.0a4`) runs as published: NER + triple extraction per passage with its own
-prompts at ingest, and at query time fact retrieval, its recognition-memory filter (one chat
-call) and PPR over the graph. What it returns are passages, so the arm's memories are the
-ingested items themselves, ranked by the package.
-
-Adaptations, none of which changes its algorithm:
-
-* Time: HippoRAG has no notion of time (peers.md), so an item's date is written into its passage
-  (`[date] text`); the reader sees it in the retrieved passage.
-* Batches: `index(docs)` recomputes the synonymy edges over all entities on every call and adds
-  them again, so an ingest indexes all its passages in one call, in arrival order. Identical
-  passages collapse into one (the package keys passages by a hash of their text).
-* Embeddings: the package picks its OpenAI-compatible embedding class only for model names that
-  contain "text-embedding". The arm selects that class explicitly for the configured embedder's
-  model name, so the real name is what the server receives and no alias has to be served.
-* Keys: the package's OpenAI clients read `OPENAI_API_KEY` when they are built; the arm sets it
-  for the construction only, where it is unset (construction would fail otherwise), and then
-  binds both clients to `PeerEndpoints.api_key` explicitly.
-* Imports: five modules are imported at the package's top level only for code paths this arm
-  never takes (`_UNUSED_IMPORTS`); when they are not installed, placeholders stand in for them
-  during the import and are removed from `sys.modules` right after, so nothing else in the
-  process sees them and a later real use fails as a plain ImportError.
-* Stale state: `index()` leaves the package's retrieval caches as they were, and after a second
-  call its entity-to-passage map covers only the new passages; the arm clears both after every
-  call so the next query rebuilds them from the stored files, exactly as a reloaded instance
-  does.
-
-Everything the package writes (parquet embedding stores, the igraph pickle, OpenIE results, its
-SQLite LLM cache) lives under `workdir/hipporag`, so a snapshot is that folder; a fresh arm opens
-it and retrieves without re-indexing. The folder names embed the LLM and embedding model names:
-a snapshot is read back only under the same two names. The LLM cache answers repeated identical
-prompts without a request (a rerun over a loaded snapshot does not reach the gateway).
+The paper's graph-RAG corner: rich evidence organization (OpenIE triples, entity nodes,
+synonymy edges, Personalized PageRank), conflicts resolved only at query time. The package
+(`hipporag==2.0.0a4`) runs as published with its own prompts; it returns passages, so the arm's
+memories are the ingested items, ranked by the package. `HippoRAGArm` lists the adaptations,
+none of which changes its algorithm.
 """
 
 from __future__ import annotations
@@ -55,7 +26,8 @@ from benchmarks.runner.arm import Services
 SAVE_DIR = "hipporag"  # the package's save_dir, inside the arm's workdir
 
 # Imported at the package's top level for paths this arm never takes; placeholders stand in for
-# them during the import when they are not installed (see the module docstring).
+# them during the import when they are not installed, and are removed from `sys.modules` right
+# after, so nothing else sees them and a later real use fails as a plain ImportError.
 _UNUSED_IMPORTS: dict[str, str] = {
     "vllm": "offline OpenIE on a local vLLM engine (llm/vllm_offline.py; openie_mode='offline')",
     "litellm": "LLMs on AWS Bedrock (llm/bedrock_llm.py; llm_name 'bedrock...')",
@@ -131,7 +103,7 @@ def _route_embeddings(model: str) -> None:
 
     The package chooses the class by substring ("text-embedding" -> OpenAI); the selector in
     hipporag.HippoRAG is wrapped once so names registered here get the OpenAI class and every
-    other name is chosen as before.
+    other name is chosen by the package as usual.
     """
     with _IMPORT_LOCK:
         module = importlib.import_module("hipporag.HippoRAG")
@@ -160,7 +132,23 @@ PACKAGE_TIMEOUT_S = 4 * 3600.0
 
 
 class HippoRAGArm(PeerArm):
-    """HippoRAG-v2: items indexed as passages; a query returns the top-k passages (PPR order)."""
+    """HippoRAG-v2: items indexed as passages; a query returns the top-k passages (PPR order).
+
+    Adaptations: an item's date is written into its passage (`[date] text`; HippoRAG has no
+    time). An ingest indexes all its passages in one `index(docs)` call, in arrival order, since
+    every call recomputes and re-adds the synonymy edges; identical passages collapse into one.
+    The OpenAI-compatible embedding class (picked by the package only for names containing
+    "text-embedding") is selected for the configured model name, so no alias is served.
+    `OPENAI_API_KEY` is set, where unset, for construction only, then both clients are bound to
+    `PeerEndpoints.api_key`. `_UNUSED_IMPORTS` get placeholders during the import only. After
+    every `index()` the retrieval caches and entity-to-passage map (which would cover only the
+    new passages) are cleared, so the next query rebuilds them as a reloaded instance does.
+
+    Everything the package writes (embedding stores, the igraph pickle, OpenIE results, its
+    SQLite LLM cache) lives under `workdir/hipporag`, so a snapshot is that folder, read back
+    without re-indexing but only under the same LLM and embedding model names (they name its
+    folders). The LLM cache answers repeated prompts without reaching the gateway.
+    """
 
     module: ClassVar[str] = "hipporag"
     extra: ClassVar[str] = "hipporag"

@@ -1,39 +1,10 @@
 """The Mem0 arm: the CRUD corner of the design space, run through mem0ai 1.0.1 itself.
 
-Paper §4 ("the CRUD corner: per-fact add/update/delete, so displaced values are overwritten"),
-B.1 ("Mem0 (mem0ai 1.0.1) ... Mem0's LLM deciding add/update/delete per fact, top-12
-retrieval") and B.4 ("ingests the same chunks with a domain fact-extraction prompt,
-add/update/delete unmodified, top-12 retrieval"). Mem0 is not reimplemented: every item goes
-through `Memory.add(..., infer=True)` (its default), i.e. Mem0's own two LLM calls, one to
-extract facts and one to decide ADD/UPDATE/DELETE/NONE against the five nearest stored
-memories per fact; the question goes through `Memory.search(..., limit=k)`. Its files (qdrant
-on disk, the SQLite history) live in the arm's working folder, so snapshots copy them whole.
-
-What is ours, not Mem0's:
-* `fact_prompt`: None keeps Mem0's default extraction prompt; "factconsolidation" is a domain
-  prompt written here (the paper does not print its own), passed as Mem0's
-  `custom_fact_extraction_prompt`. It keeps each fact's serial number because the
-  FactConsolidation reader resolves conflicts by it. The update prompt is never changed.
-* Each item is one user message; its date, when it has one, opens the text (the extraction
-  LLM sees it) and is kept in the memory's metadata.
-* Introspection (`introspect`, the ALFWorld-Revision probes): every memory Mem0 has held, the
-  current ones and those its DELETE removed, each with the texts its history kept (ADD, UPDATE
-  and DELETE events with old and new text), asked of Mem0 itself (`store_facts`).
-
-How mem0 1.0.1 reads its environment (checked in its source; peers.md):
-* `MEM0_DIR` and `MEM0_TELEMETRY` are read once, at import (`mem0.memory.setup`,
-  `mem0.configs.base`, `mem0.memory.telemetry`); import also writes `config.json` (an
-  anonymous id) into `MEM0_DIR`. We set both only around the first import, with the first
-  arm's folder as `MEM0_DIR`, and restore the environment afterwards.
-* Every `Memory()` opens a second local qdrant store, `<mem0_dir>/migrations_qdrant`, for the
-  telemetry id, from the module global `mem0.memory.main.mem0_dir`. Qdrant's local mode locks
-  its folder, so two arms in one process (or a fresh arm loading a snapshot while the old one is
-  open) would collide on one shared folder: we point that global at this arm's folder while its
-  `Memory` is built (under a lock), so each arm's files stay in its own folder.
-* With telemetry off mem0 still builds a PostHog client (a sender thread and an exit hook) on
-  every call: `capture_event` is replaced by a no-op once mem0 is imported.
-* `OPENROUTER_API_KEY` in the environment would send mem0's LLM calls to OpenRouter whatever
-  the config says: the arm refuses to start when it is set.
+Paper §4 ("per-fact add/update/delete, so displaced values are overwritten"), B.1 (Mem0's LLM
+deciding add/update/delete per fact, top-12 retrieval) and B.4 (the same chunks, a domain
+fact-extraction prompt, add/update/delete unmodified). Mem0 is not reimplemented: every item
+goes through `Memory.add(..., infer=True)` and the question through `Memory.search(limit=k)`;
+its files (qdrant on disk, the SQLite history) live in the arm's folder, so snapshots copy them.
 """
 
 from __future__ import annotations
@@ -91,7 +62,8 @@ def _event_order(entry: tuple[str, int]) -> tuple[int, str]:
 
 
 def _no_telemetry(*args: Any, **kwargs: Any) -> None:
-    """Stands in for mem0's `capture_event` (see the module docstring)."""
+    """Stands in for mem0's `capture_event`: with telemetry off mem0 still builds a PostHog
+    client (a sender thread and an exit hook) on every call."""
 
 
 def import_mem0(home: Path) -> None:
@@ -112,7 +84,23 @@ def import_mem0(home: Path) -> None:
 
 
 class Mem0Arm(PeerArm):
-    """Mem0's own add (extract, then ADD/UPDATE/DELETE/NONE) per item; its top-k search."""
+    """Mem0's own add (extract, then ADD/UPDATE/DELETE/NONE) per item; its top-k search.
+
+    What is ours, not Mem0's: `fact_prompt` None keeps Mem0's extraction prompt;
+    "factconsolidation" passes ours as `custom_fact_extraction_prompt` (the paper does not print
+    its own), keeping each fact's serial number, by which the FactConsolidation reader resolves
+    conflicts; the update prompt is never changed. Each item is one user message, its date (if
+    any) opening the text and kept in the metadata. `introspect` lists every memory Mem0 has
+    held, deleted ones included, with the texts its history kept (`store_facts`).
+
+    How mem0 1.0.1 reads its environment (checked in its source; peers.md): `MEM0_DIR` and
+    `MEM0_TELEMETRY` are read once, at import, which also writes `config.json` into `MEM0_DIR`
+    (`import_mem0` sets them around the first import only). Every `Memory()` opens a second
+    local qdrant store under the module global `mem0.memory.main.mem0_dir`; qdrant locks its
+    folder, so that global points at this arm's folder while its `Memory` is built (under a
+    lock). `OPENROUTER_API_KEY` would send mem0's LLM calls to OpenRouter whatever the config
+    says: the arm refuses to start when it is set.
+    """
 
     module: ClassVar[str] = "mem0"
     extra: ClassVar[str] = "mem0"

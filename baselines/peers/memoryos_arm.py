@@ -1,30 +1,8 @@
 """MemoryOS (`memoryos-pro==0.1.0`) as a peer arm (paper §4 "Baselines and protocol", B.1).
 
-MemoryOS keeps a short-term window of QA pairs; when it is full the oldest pair becomes a
-mid-term "page", grouped into topic sessions by an LLM summary, keywords and embeddings, and hot
-sessions are mined into long-term user/assistant knowledge. An observation stream has no
-dialogue, so every item is one `add_memory` pair: the item's text as the user turn, a fixed
-acknowledgement as the agent's (`AGENT_RESPONSE`; MemoryOS drops pairs with an empty response
-when they leave short-term memory), with the item's date as its timestamp.
-
-Reading uses MemoryOS's own retriever (`Retriever.retrieve_context`: mid-term sessions by summary
-similarity plus keywords, their pages by similarity, and long-term knowledge), never its
-answer generation: the shared reader answers from the memories, as for every arm. The retrieved
-pages and knowledge entries are ranked by MemoryOS's page score (cosine with the query) and the
-top k are listed best first. `short_term=True` (the default) adds what `Memoryos.get_response`
-always shows next to them: the short-term window (up to `short_term_capacity - 1` most recent
-items, which the retriever never searches), in arrival order, each marked "[recent]".
-
-The package is used as published, with the seven patches that `memoryos_patches` describes
-and applies (peers.md, "MemoryOS"); patches 3 (the configured model) and 4 (failed calls stop
-the run) wrap this arm's own client, here.
-
-One MemoryOS operation runs at a time per arm (it rewrites its JSON files on every change and
-bumps session heat on every search).
-
-Persisted state is MemoryOS's own JSON files under `workdir`, plus `arm_state.json` for the one
-thing it keeps only in memory (`Updater.last_evicted_page_for_continuity`, the previous page of
-the continuity check), so save -> load -> ingest continues the chain as an unbroken run would.
+Each item is one `add_memory` QA pair; reads use MemoryOS's own retriever, never its answer
+generation. The package runs as published plus the seven patches of `memoryos_patches`
+(peers.md, "MemoryOS"); `MemoryOSArm` says how the stream maps onto it.
 """
 
 from __future__ import annotations
@@ -55,7 +33,7 @@ from benchmarks.runner.arm import Context, Services
 
 __all__ = ["MemoryOSArm", "RemoteEmbedding", "StreamClock", "import_memoryos", "usable_summaries"]
 
-AGENT_RESPONSE = "Noted."  # the agent's turn of an observation (see the module docstring)
+AGENT_RESPONSE = "Noted."  # the agent's turn of an observation (see `MemoryOSArm`)
 USER_ID = "history"  # one user per arm (MemoryOS keeps users under data_storage_path/users/)
 ASSISTANT_ID = "reader"
 STATE_FILE = "arm_state.json"
@@ -76,7 +54,25 @@ def memoryos_time(at: str | None) -> str | None:
 
 
 class MemoryOSArm(PeerArm):
-    """MemoryOS through `memoryos-pro` (see the module docstring for the patches)."""
+    """MemoryOS through `memoryos-pro`, patched as `memoryos_patches.import_memoryos` lists.
+
+    MemoryOS keeps a short-term window of QA pairs; the oldest pair leaves it as a mid-term
+    "page", grouped into topic sessions (LLM summary, keywords, embeddings), and hot sessions
+    are mined into long-term knowledge. An observation has no dialogue, so each item is the user
+    turn of one pair, `AGENT_RESPONSE` the agent's (MemoryOS drops pairs with an empty
+    response), its date the timestamp.
+
+    Reads: `Retriever.retrieve_context` (sessions by summary similarity plus keywords, their
+    pages by similarity, long-term knowledge), ranked by MemoryOS's page score (cosine with the
+    query), top k best first. `short_term=True` (the default) adds what `get_response` always
+    shows: the short-term window (up to `short_term_capacity - 1` latest items, never searched),
+    in arrival order, each marked "[recent]". Patches 3 and 4 wrap this arm's client.
+
+    One operation runs at a time per arm (MemoryOS rewrites its JSON files on every change and
+    bumps session heat on every search). State is MemoryOS's JSON files under `workdir` plus
+    `arm_state.json` for `Updater.last_evicted_page_for_continuity`, which it keeps only in
+    memory, so save -> load -> ingest continues the chain as an unbroken run would.
+    """
 
     module: ClassVar[str] = "memoryos"
     extra: ClassVar[str] = "memoryos"

@@ -1,56 +1,8 @@
-"""The patches that let `memoryos-pro==0.1.0` run as a peer arm (`memoryos_arm.MemoryOSArm`).
+"""The seven patches that let `memoryos-pro==0.1.0` run as a peer arm (peers.md, "MemoryOS").
 
-The package is used as published, with these patches, all applied here (by `import_memoryos`)
-and nowhere else (peers.md, "MemoryOS"); patches 3 and 4 wrap one instance's client and live
-with the arm:
-
-1. Import: `memoryos/utils.py` imports `sentence_transformers` at module top although only
-   `get_embedding` uses it. When that package is absent, a placeholder module is put in
-   `sys.modules` for the import only (its `SentenceTransformer` raises if ever built) and removed
-   again, so no other package sees it.
-2. Embeddings: `memoryos.utils.get_embedding` (a SentenceTransformer from a model hub, cached) is
-   replaced, in `memoryos.utils` and in every memoryos module that imported it by name
-   (`mid_term`, `long_term`; `updater` looks it up in `utils` at call time), by a call to the
-   OpenAI-compatible `/embeddings` endpoint of `PeerEndpoints` (model `embed_model`, no
-   `dimensions`), L2-normalised float32 and cached per text like the original. That function is
-   module-global while each arm has its own endpoint (its gateway), so the arm's endpoint is a
-   context variable set for each of its operations, and the `ThreadPoolExecutor` of every
-   memoryos module (retrieval, updater, profile analysis and the client's pool) is replaced by
-   one that runs each task in a copy of the submitter's context: concurrent arms in one process
-   embed through their own endpoints.
-3. Model: `memoryos.utils.llm_extract_keywords` defaults to `model="gpt-4o-mini"` and
-   `mid_term.MidTermMemory.add_session`, `insert_pages_into_session`, `search_sessions` and
-   `updater.Updater._process_page_embedding_and_keywords` call it without `model=`
-   (`OpenAIClient.batch_chat_completion` has the same default). Rather than editing those call
-   sites, this instance's `OpenAIClient.chat_completion` is wrapped so every call sends
-   `endpoints.llm_model` (the `llm_model` MemoryOS is built with, which it calls its "unified
-   model for all LLM operations"); rewrites are counted in `stats["model_rewrites"]`.
-4. Errors: `OpenAIClient.chat_completion` swallows every exception and returns the string
-   `LLM_ERROR`, which MemoryOS then stores as a summary or keyword. The wrapper counts those and
-   the arm raises after the `add_memory`/retrieval in which one happened, so a failing endpoint
-   stops the run instead of filling memory with error text.
-5. Logging: MemoryOS `print`s several lines per call; a module-level `print` in each memoryos
-   module routes them to the `memoryos` logger (DEBUG; its "Error..."/"Warning..." lines, e.g.
-   an unparsable multi-summary JSON, at WARNING).
-6. Clock and ids: MemoryOS stamps pages, sessions and visits with the wall clock
-   (`utils.get_timestamp`) and names them with random ids (`utils.generate_id`). The stamps
-   reach its prompts (the continuity check shows page times) and its session heat decays with
-   them, so an ingest replayed after a kill would send other requests than the first attempt
-   and re-pay them, or take other branches. Both are replaced, in every memoryos module that
-   imported them by name, by the arm's stream clock (`StreamClock`, a context variable like
-   patch 2's): the time of the item being added (its date, else `BASE_TIME` plus its index in
-   seconds, always after the previous item's) and a counter for ids, both saved with the arm.
-   The same stream then gives the same requests, and a killed ingest resumes from the
-   response cache paying nothing twice.
-7. Summaries of the wrong shape: MemoryOS parses the multi-topic summary as JSON and falls back
-   to one general session when the reply is not JSON, but a reply that is JSON of another shape
-   (a list of strings, an object: seen with the local 1.5B model) crashes its updater
-   (`'str' object has no attribute 'get'`). `gpt_generate_multi_summary` is wrapped so such a
-   reply takes MemoryOS's own fallback too (the list's objects are kept as they are, anything
-   else dropped; none left: the fallback), counted in `stats["summaries_unusable"]`. A reply
-   MemoryOS could already take is passed through unchanged. Every summary that ends in the
-   fallback (no topic left: unparsable, empty or of the wrong shape) is counted in
-   `stats["summaries_fallback"]`, since MemoryOS itself only prints a warning for the first.
+The package is used as published plus these patches, numbered as in `import_memoryos`, which
+applies 1, 2, 5, 6 and 7; patches 3 (the configured model) and 4 (failed calls stop the run)
+wrap one instance's client and live with the arm (`memoryos_arm.MemoryOSArm`).
 """
 
 from __future__ import annotations
@@ -121,7 +73,35 @@ def memoryos_modules() -> list[types.ModuleType]:
 
 def import_memoryos() -> types.ModuleType | None:
     """Import memoryos and patch it once (patches 1, 2, 5, 6 and 7); None when it is not installed
-    (the base then says how to install it)."""
+    (the base then says how to install it).
+
+    1. Import: `memoryos/utils.py` imports `sentence_transformers` at top level for
+       `get_embedding` only; when it is absent a placeholder (whose `SentenceTransformer` raises
+       if built) sits in `sys.modules` for the import only.
+    2. Embeddings: `get_embedding` is replaced, in `memoryos.utils` and every module that
+       imported it by name, by the `/embeddings` endpoint of `PeerEndpoints` (no `dimensions`),
+       L2-normalised float32, cached per text. Each arm's endpoint is a context variable, and
+       every memoryos `ThreadPoolExecutor` runs tasks in a copy of the submitter's context, so
+       concurrent arms embed through their own endpoints.
+    3. Model (arm): `llm_extract_keywords` and `batch_chat_completion` default to
+       `gpt-4o-mini` and several call sites pass no `model=`; the instance's
+       `chat_completion` is wrapped to send `endpoints.llm_model` (counted in
+       `stats["model_rewrites"]`).
+    4. Errors (arm): `chat_completion` swallows exceptions and returns `LLM_ERROR`, which
+       MemoryOS would store; the arm counts them and raises after the operation.
+    5. Logging: a module-level `print` in each memoryos module routes its prints to the
+       `memoryos` logger (DEBUG; "Error..."/"Warning..." lines at WARNING).
+    6. Clock and ids: `utils.get_timestamp` and `utils.generate_id` (wall clock, random ids)
+       reach prompts and session heat, so a replayed ingest would send other requests. They are
+       replaced by the arm's `StreamClock` (a context variable): the item's date, else
+       `BASE_TIME` plus its index in seconds, and a counter for ids, both saved with the arm, so
+       a killed ingest resumes from the response cache paying nothing twice.
+    7. Summaries of the wrong shape: JSON of another shape (a list of strings, an object: seen
+       with the local 1.5B model) crashes the updater; `gpt_generate_multi_summary` is wrapped
+       so it takes MemoryOS's own one-session fallback (list objects kept, anything else
+       dropped; `stats["summaries_unusable"]`). Every reply ending in the fallback is counted in
+       `stats["summaries_fallback"]`, since MemoryOS only warns for the first.
+    """
     module = sys.modules.get("memoryos")
     if module is None:
         if importlib.util.find_spec("memoryos") is None:

@@ -1,11 +1,9 @@
 """The two stores a commit arm writes to (paper §3.3, Table 8): retention and CRUD.
 
-Both take the same patches from the same writer and lower them through the same controller
-(`pmem.patch.decide`); they differ in what an update leaves behind. `RetentionStore` is P-Mem's
-`pmem.Memory`: superseded values stay as typed provenance, so a retraction reopens the retained
-predecessor. `CrudStore` is the ablation: one value per key and nothing behind it. Apart from
-the arms (baselines/pmem_arms/commit.py) because they are the one thing Table 8 varies: a
-reader of the ablation finds the whole difference here.
+Both take the same patches and lower them through the same controller (`pmem.patch.decide`);
+they differ only in what an update leaves behind, the one thing Table 8 varies. `RetentionStore`
+is `pmem.Memory`: superseded values stay as typed provenance, so a retraction reopens the
+retained predecessor. `CrudStore` is the ablation: one value per key and nothing behind it.
 """
 
 from __future__ import annotations

@@ -1,31 +1,10 @@
 """The write-time commit arms of Table 6, Table 8 and the conflict probe (paper §3.3, §4.2).
 
-Commit consumes events one at a time in arrival order, routes each to its object's cell by key
-(``{object}.location``), turns it into one Revise-shaped patch (op, key, old_value, new_value,
-status, supersedes) and applies it through the deterministic patch controller; the query reads
-the resulting one-line cell ``[key] value`` (Appendix B.2). What varies, and where:
-
-* the **writer** (a class, since it decides which models the runner starts):
-  `PatchCommitArm` makes one patch-prediction call per event (the writer model, temperature 0,
-  json_schema-constrained; §3.3, A.2) and `OracleCommitArm` parses the generator's templates
-  instead - a *template-oracle* writer, an upper bound on annotation, never P-Mem's own number;
-* **retention** (an option): `retention=True` writes to `pmem.Memory` (superseded values kept,
-  a retraction rolls back along the supersedes chain); `retention=False` is Table 8's CRUD
-  ablation, `CrudStore`: the same patches, lowered by the same controller, but an update
-  overwrites and a retraction deletes the cell, and a contest is last-write-wins (both stores
-  are in cells.py);
-* **routing** (an option): `route="target"` feeds the target chain only, as Table 6 does
-  (B.2); `route="pool"` ingests every event of the pool, each routed to its own object's cell.
-
-The contest path of §4.2.3 is this same arm on the conflict probe: the writer chooses the
-typed operation (contest for a second report with no cue, resolve for the settling check), as
-P-Mem's annotator does for every observation (§3.3); there is no separate contest-only arm.
-
-What the reader sees: the one-line cell. `disclose` (default ``["alternatives"]``) is §3.4's
-disclosure: alternatives only ever print on a contested cell, so the chains read stays one
-``[key] value`` line (~30 characters, B.2) while a contested cell shows both candidates.
-``history`` is off by default; Table 8's commands turn it on for the commit arms (the paper's
-retraction probe "discloses history").
+Commit takes events in arrival order, routes each to its object's cell by key
+(``{object}.location``), turns it into one Revise-shaped patch and applies it through the
+deterministic patch controller; the query reads the one-line cell ``[key] value`` (B.2). The
+writer is a class (`PatchCommitArm`, or `OracleCommitArm`: a template-oracle upper bound, never
+P-Mem's own number); retention, routing and disclosure are options of `CommitArm`.
 """
 
 from __future__ import annotations
@@ -271,7 +250,18 @@ class CommitArm(MemoryArm):
     Subclasses supply the writer (`annotate`, and `name_key` for identity routing). A failing
     annotation - no JSON, an invalid field, or a patch the controller refuses (stale old_value,
     resolve on a cell that is not contested) - falls back to noop and is counted by reason, as
-    in §3.3 / A.2."""
+    in §3.3 / A.2.
+
+    `retention=True` writes to `pmem.Memory` (a retraction rolls back along the supersedes
+    chain); `retention=False` is Table 8's CRUD ablation (`cells.CrudStore`: an update
+    overwrites, a retraction deletes, a contest is last-write-wins). `route="target"` feeds the
+    target chain only, as Table 6 does (B.2); `route="pool"` ingests every event of the pool.
+    The contest path of §4.2.3 is this arm on the conflict probe: the writer chooses contest or
+    resolve, as P-Mem's annotator does (§3.3); there is no contest-only arm. `disclose` is
+    §3.4's disclosure: alternatives print only on a contested cell, so a chain read stays one
+    ``[key] value`` line (~30 characters, B.2); ``history`` is off by default and turned on by
+    Table 8's commands (the retraction probe "discloses history").
+    """
 
     writer_name: ClassVar[str] = "?"
     #: the routings this writer supports (the template oracle names no key of its own)
@@ -433,7 +423,7 @@ class CommitArm(MemoryArm):
             return False
         stats = json.loads(path.read_text())
         if "routes" not in stats or (self.identity is not None) != bool(stats.get("identity")):
-            return False  # a snapshot from before routing was recorded: ingest again
+            return False  # a snapshot without recorded routing: ingest again
         self.decisions = Counter(stats["decisions"])
         self.fallbacks = Counter(stats["fallbacks"])
         self.key_mismatches = int(stats["key_mismatches"])

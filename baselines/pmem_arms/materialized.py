@@ -1,38 +1,10 @@
 """Write-time materialization on natural histories (paper Appendix D, §4.1 "Commit timing").
 
-Why this arm exists: the LongMemEval headline path decides supersession at *read* time (turn
-retrieval plus graph pruning, B.1). Appendix D asks whether the same decision can be committed
-at *write* time on naturally phrased chat histories, the way FactConsolidation and
-ALFWorld-Revision do it, and answer from the materialized state alone, so that no commitment or
-retrieval decision ever sees the question. This module is that arm.
-
-Write (D, §3.3, A.4): the episode's turns are grouped into their sessions (``meta["session_id"]``)
-and the sessions taken in date order; one extraction call per session (Appendix E) returns a
-JSON list of ``{key, value, status}`` facts, the status one of A.4's ``asserted / hedged /
-reported / withdrawn`` (an invalid one reads as asserted; empty keys or values are dropped).
-Each fact's key is canonicalized by embedding match against the keys registered so far (D:
-"the embedding match of soft identity, without its confirmation check") and the fact is applied
-through the `pmem.Memory` patch interface in arrival order, so a later value supersedes the head
-and the earlier one is retained as history (Table 2).
-
-Canonicalization modes (``merge``), all against the single nearest registered key:
-
-* ``high`` - D's default arm: merge outright when cosine >= ``merge_high`` (0.85), no check;
-* ``low``  - D's "merge 0.70" arm: merge outright when cosine >= ``merge_low`` (0.70), no check;
-* ``confirm`` - *not in D*: >= ``merge_high`` merges outright, [``merge_low``, ``merge_high``)
-  merges only when §3.3's one-word same/different check on the two key names says "same";
-* ``off`` - exact (normalized) keys only.
-
-What each status does is not stated in the paper (A.4 names the statuses, nothing more); our
-choice, overridable with ``status_ops``: asserted and reported facts are revise patches (create
-or supersede the head); hedged facts write nothing (the session stays as evidence); a withdrawn
-fact revokes the head when the head holds the withdrawn value (rollback along the supersedes
-chain, §3.3), and is a noop otherwise. The extraction prompt is ours as well: the paper
-describes it (A.4) but does not print it; it extends `pmem.write.EXTRACT_PROMPT` by the status.
-
-Read (§3.4, A.3, D): ``k: null`` is D's full-state read (every current cell, in order of first
-arrival); ``k: 12`` is D's matched-budget read (cosine top-12 of ``key: value`` cell strings).
-Both render one line per cell under B.4's tracked-state header (`baselines.pmem_arms.state`).
+The LongMemEval headline path decides supersession at read time (B.1); Appendix D commits it at
+write time on chat histories and answers from the materialized state alone, so no commitment or
+retrieval decision ever sees the question. `MaterializedStateArm` is that arm; its extraction
+prompt is ours (A.4 describes it but does not print it) and extends `pmem.write.EXTRACT_PROMPT`
+by the status.
 """
 
 from __future__ import annotations
@@ -56,7 +28,7 @@ SOURCE = "session"
 # A.4: "each fact carries an assertion status in {asserted, hedged, reported, withdrawn}".
 STATUSES = ("asserted", "hedged", "reported", "withdrawn")
 DEFAULT_STATUS = "asserted"  # A.4: invalid -> asserted
-# What a status does to the state (the paper is silent; see the module docstring).
+# What a status does to the state (the paper is silent; see `MaterializedStateArm`).
 STATUS_OPS_ALLOWED = ("revise", "revoke", "noop")
 DEFAULT_STATUS_OPS: dict[str, str] = {
     "asserted": "revise",
@@ -226,7 +198,28 @@ class KeyCanonicalizer:
 
 
 class MaterializedStateArm(CellStateArm):
-    """Appendix D's write-time materialized state over LongMemEval sessions (see module doc)."""
+    """Appendix D's write-time materialized state over LongMemEval sessions.
+
+    Write (D, §3.3, A.4): sessions (``meta["session_id"]``) in date order, one extraction call
+    each (Appendix E) returning ``{key, value, status}`` facts (status one of A.4's four; an
+    invalid one reads as asserted; empty keys or values dropped). Each key is canonicalized by
+    embedding match against the keys registered so far (D: "the embedding match of soft
+    identity, without its confirmation check") and applied through `pmem.Memory` in arrival
+    order, so a later value supersedes the head and the earlier is retained (Table 2).
+
+    ``merge``, against the single nearest registered key: ``high`` (D's default) merges when
+    cosine >= ``merge_high`` (0.85); ``low`` (D's "merge 0.70") when >= ``merge_low`` (0.70);
+    ``confirm`` (not in D) merges >= ``merge_high`` outright and [``merge_low``,
+    ``merge_high``) only when §3.3's same/different check on the key names says "same"; ``off``
+    exact (normalized) keys only.
+
+    ``status_ops`` (the paper is silent; our default): asserted and reported facts revise the
+    head; hedged facts write nothing; withdrawn revokes the head when it holds the withdrawn
+    value (rollback along the supersedes chain, §3.3), else noop. Read (§3.4, A.3, D): ``k:
+    null`` is D's full state (every current cell, by first arrival), ``k: 12`` the
+    matched-budget cosine top-12 of ``key: value`` strings, one line per cell under B.4's
+    tracked-state header.
+    """
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
     prompts: ClassVar[dict[str, str]] = {

@@ -1,27 +1,10 @@
 """P-Mem's state arm for MemoryAgentBench FactConsolidation (paper §3.3, §3.4, Appendix B.4).
 
-Write: every fact becomes a revise patch on its key's cell, applied through `pmem.Memory` in
-stream (serial) order, so the last value written per key is the current one and every earlier
-value is retained behind it. Two writers, one per class because the writer decides which models
-the runner starts (`needs`):
-
-* `StateArm` (``writer: llm``) - P-Mem's own write path, `pmem.write.WritePath`: extraction of
-  ``{key, value}`` facts from B.4's 1,000-character line-aligned chunks, soft key identity at the
-  embedder's threshold, one revise patch per fact;
-* `OracleStateArm` (``writer: oracle``) - the *template-oracle* writer: MQuAKE's relation
-  templates parse each ``N. fact`` line into (subject, relation, object), key
-  ``"{subject} | {relation}"``, value the object. An upper bound on extraction, labelled as such;
-  never P-Mem's own number.
-
-Read (§3.4, B.4): every current cell is embedded as ``key: value``; the question's cosine top-12
-cells are listed one line per cell, in retrieval order, under a tracked-state header; ``k: null``
-is B.4's "full state" read (every current cell, in order of first arrival, no retrieval).
-
-Iterative readout (B.4, ``lookups: 3``): the reader may answer or issue a lookup naming an
-entity and a relation; each lookup retrieves six further cells (cosine, deduplicated against
-those shown) and asks again, at most three times before an answer is forced. The lookup
-instruction is ours (the paper describes the protocol, not its wording); it is appended to the
-state block, inside the benchmark's own answer prompt, and hashed into the manifest.
+Write: every fact is a revise patch on its key's cell, applied through `pmem.Memory` in serial
+order, so the last value per key is current and earlier ones are retained. Read: the question's
+cosine top-12 ``key: value`` cells, one line each under a tracked-state header; ``k: null`` is
+B.4's "full state" read. `StateArm` is P-Mem's own writer; `OracleStateArm` the template-oracle
+upper bound (MQuAKE's relation templates), labelled as such and never P-Mem's own number.
 """
 
 from __future__ import annotations
@@ -56,7 +39,7 @@ SOURCE = "factconsolidation"
 
 # B.4: the state read is one line per retrieved cell under a header that says what it is.
 STATE_HEADER = "Tracked state (current values; a later fact overrides an earlier one):"
-# B.4's iterative readout: the reader's way to ask for more cells (our wording, see above).
+# B.4's iterative readout: the reader's way to ask for more cells (our wording: `StateArm`).
 LOOKUP_PROMPT = (
     "\nIf these facts are not enough to answer (for example, the question chains two facts and "
     "one of them is missing), do not guess: reply with exactly one line\n"
@@ -93,8 +76,8 @@ class NumpyKeyIndex:
 
     The library's default, `pmem.write.FlatKeyIndex`, scans in Python; this is the arms' index:
     numpy speed on a large store, and numpy's arithmetic on the embedder's float32 vectors, so
-    the scores (float32 themselves) and the threshold comparisons are the ones the arms have
-    always made."""
+    the scores (float32 themselves) and the threshold comparisons are the ones recorded runs
+    made."""
 
     def __init__(self) -> None:
         self.keys: list[str] = []
@@ -113,7 +96,7 @@ class NumpyKeyIndex:
             return None
         scores = self._vectors @ vector
         best = int(np.argmax(scores))
-        return self.keys[best], scores[best]  # a numpy scalar, compared as before
+        return self.keys[best], scores[best]  # a float32 numpy scalar, compared as such
 
 
 class CellStateArm(MemoryArm):
@@ -183,7 +166,16 @@ class CellStateArm(MemoryArm):
 
 
 class StateArm(CellStateArm):
-    """P-Mem state arm with the LLM write path (extraction over B.4 chunks, soft identity)."""
+    """P-Mem state arm with the LLM write path (extraction over B.4 chunks, soft identity).
+
+    `pmem.write.WritePath` extracts ``{key, value}`` facts from B.4's 1,000-character
+    line-aligned chunks, routes keys by soft identity at the embedder's threshold and writes one
+    revise patch per fact. Iterative readout (B.4, ``lookups: 3``): the reader may answer or
+    name an entity and a relation; each lookup retrieves ``lookup_k`` (six) further cells,
+    deduplicated against those shown, at most ``lookups`` times before an answer is forced. The
+    lookup instruction is ours (the paper gives the protocol, not its wording); it is appended
+    to the state block inside the benchmark's answer prompt and hashed into the manifest.
+    """
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
     prompts: ClassVar[dict[str, str]] = {
@@ -283,7 +275,11 @@ class StateArm(CellStateArm):
 
 
 class OracleStateArm(StateArm):
-    """The template-oracle writer (B.4, labelled): a parser instead of extraction, no model."""
+    """The template-oracle writer (B.4, labelled): a parser instead of extraction, no model.
+
+    MQuAKE's relation templates parse each ``N. fact`` line into (subject, relation, object):
+    key ``"{subject} | {relation}"``, value the object.
+    """
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
     prompts: ClassVar[dict[str, str]] = {"state_header": STATE_HEADER, "lookup": LOOKUP_PROMPT}

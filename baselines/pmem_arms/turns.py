@@ -1,35 +1,11 @@
 """P-Mem's LongMemEval read: dated turns, graph-guided supersession pruning, and its gates.
 
-Why a turn read: on LongMemEval the headline P-Mem path retrieves raw turns, not cells (A.3):
-natural histories state updates in passing, where write-time extraction misses them (App. D),
-so P-Mem "flattens every session into (date, message) turns, embeds the question and each turn,
-and takes the cosine top-12, rendered as dated lines" (B.1). Validity is then enforced on that
-read (§3.4, "graph-guided pruning"): when two retrieved turns are related by supersession the
-earlier is dropped, so a superseded statement cannot re-enter through similarity alone.
-
-* `TurnArm` - the turn read (Table 3 "turn read", Tables 4-5, Table 9 "ungated"). Each event's
-  text (``role: content``) is embedded as a passage, the question as a query; the top-k (12)
-  are listed as dated lines, oldest first (the official LongMemEval reader sorts what it
-  retrieved by date; ties keep the history's own order).
-* `PrunedTurnArm` - the same read plus supersession pruning (B.1): every retrieved pair with
-  mutual cosine >= ``prune_pair`` (0.55 for Qwen3-Embedding-4B; the embedder profile's
-  threshold) and different dates gets one constrained binary query to the writer model - "do
-  the two state different values of the queried attribute?" - and on "yes" the earlier-dated
-  turn is dropped. The messages are shown without dates and in retrieval order, so the model
-  never judges which value is older: the recorded dates fix the direction (§3.4, B.1).
-* Gates (Appendix C; ``gate:``): ``none`` prunes every question ("prune always");
-  ``class_oracle`` prunes only questions the stored B.1 classification calls superseded;
-  ``intent`` asks the model whether the question asks for a current value; ``router`` asks it
-  to choose prune or keep. The intent and router gates see the question text only, never the
-  class or the retrieved turns (App. C). A gate that says keep returns exactly `TurnArm`'s
-  context, and one that says prune exactly the ungated pruned context, so gated runs reuse the
-  stored answers of the two reads through the response cache (App. C: "the comparison is
-  paired").
-* `JudgeGatedTurnArm` - the 35B question-only router of Table 9: the gate call goes to the
-  judge model (Qwen3.6-35B) while pruning judgments stay with the 4B writer.
-
+On LongMemEval the headline path retrieves raw turns, not cells (A.3; write-time extraction
+misses updates stated in passing, App. D): the cosine top-12 (date, message) turns as dated
+lines (B.1). Validity is enforced on that read (§3.4): of two retrieved turns related by
+supersession the earlier is dropped, so a superseded statement cannot re-enter by similarity.
 The paper gives the pruning query's content, not its wording, and prints no gate prompt: all
-prompts below are ours (docs/longmemeval_reads.md lists every choice the paper leaves open).
+prompts here are ours (docs/longmemeval_reads.md lists every choice the paper leaves open).
 """
 
 from __future__ import annotations
@@ -135,7 +111,12 @@ class PairQuery:
 
 
 class TurnArm(MemoryArm):
-    """B.1's turn read: cosine top-k (12) turns, listed as dated lines, oldest first."""
+    """B.1's turn read: cosine top-k (12) turns, listed as dated lines, oldest first.
+
+    Table 3 "turn read", Tables 4-5, Table 9 "ungated". Each event's text (``role: content``)
+    is embedded as a passage, the question as a query; the retrieved turns are sorted by date as
+    the official LongMemEval reader does (ties keep the history's order).
+    """
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
 
@@ -207,6 +188,18 @@ class PrunedTurnArm(TurnArm):
     class_oracle | intent | router. ``classes``: the stored B.1 classification (the JSON-lines
     file the ``QuestionClass`` scorer writes) that ``class_oracle`` reads; ``class_judge``
     picks one judge's rows when the file holds several.
+
+    Pruning (B.1): every retrieved pair above ``prune_pair`` with different dates gets one
+    constrained binary query to the writer ("do the two state different values of the queried
+    attribute?"); on "yes" the earlier-dated turn is dropped. The messages are shown undated and
+    in retrieval order, so the model never judges which is older: the dates fix the direction.
+
+    Gates (App. C): ``none`` prunes every question; ``class_oracle`` only those the stored
+    classification calls superseded; ``intent`` asks whether the question asks for a current
+    value; ``router`` asks prune or keep. Intent and router see the question text only. A gate
+    that says keep returns exactly `TurnArm`'s context and one that says prune exactly the
+    ungated pruned context, so gated runs reuse both reads' answers through the response cache
+    (App. C: "the comparison is paired").
     """
 
     needs: ClassVar[tuple[str, ...]] = ("embedder", "writer")

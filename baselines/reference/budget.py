@@ -1,37 +1,10 @@
 """Token-budgeted reads: the budget sweep of §4.1.1 and Appendix B.1.
 
-B.1: "The budget sweep uses budgets {1k, 2k, 3k, 5k, 8k, 11k}: each arm retrieves once per
-question, the retrieved context is truncated to the budget, and the same answerer and judge score
-every (arm, budget) cell." Context sizes are "token counts under the agent model's tokenizer".
-
-Why subclasses of the arms rather than an option inside each arm or a pipeline step: truncation
-acts on what an arm has already retrieved and rendered, so it composes with an arm by
-subclassing it and leaves the arm's retrieval, rendering, snapshots and prompts untouched. When
-the whole read fits the budget the arm's own context is returned unchanged (same text, same ids),
-so the reader's answer comes from the response cache and an (arm, budget) cell that does not
-truncate is exactly the unbudgeted run.
-
-Tokens are counted by the agent model's tokenizer through the writer client: the writer and the
-reader are one model served from the `llm` profile (benchmarks/runner/stack.py), and the harness
-measures each prediction's `context_tokens` with the same endpoint, so a budgeted run's recorded
-read never exceeds its budget when the count is exact (vLLM or llama.cpp /tokenize). Without
-such an endpoint the client's labelled chars/4 estimate is used, as the pipeline does.
-
-Which part of an over-budget read is kept (`keep`; B.1 does not say, so this is our choice):
-
-* ``rank`` (turn read): the retrieved turns in retrieval order, most similar first, each taken
-  whole while it fits; the first that does not fit is cut at a word boundary to the remaining
-  budget; the kept turns are then rendered as the arm renders them (dated lines, oldest first).
-  Truncating the rendered, date-ordered text instead would keep the oldest retrieved turns,
-  which for an update is the superseded value: a budget would then measure the rendering
-  order, not the retrieval.
-* ``head`` (chunk/session retrieval): the rendered text's prefix. That arm lists its units in
-  retrieval order, so the prefix is its best-ranked content: the same rule as ``rank``.
-* ``tail`` (long context): the rendered text's suffix, the most recent history, the rule the
-  long-context arm already applies to its character budget.
-
-Every budgeted context reports ``budget``, ``budget_truncated`` (0/1, so the run summary averages
-it into the share of questions cut) and ``budget_tokens_before`` in `Context.meta`.
+B.1: budgets {1k, 2k, 3k, 5k, 8k, 11k}, each arm retrieving once per question, its context
+truncated to the budget in tokens of the agent model's tokenizer. The budgeted arms subclass the
+arms, so retrieval, rendering, snapshots and prompts are untouched; a read that fits is returned
+unchanged (same text, same ids), so an (arm, budget) cell that does not truncate is exactly the
+unbudgeted run, answered from the response cache.
 """
 
 from __future__ import annotations
@@ -105,7 +78,21 @@ async def cut(text: str, budget: int, measure: Measure, keep: str = "head") -> s
 
 
 class BudgetMixin:
-    """The budget options shared by the budgeted arms; `budget: null` reads unbudgeted."""
+    """The budget options shared by the budgeted arms; `budget: null` reads unbudgeted.
+
+    Tokens are counted through the writer client: writer and reader are one model (the `llm`
+    profile) and the harness measures `context_tokens` with the same endpoint, so a recorded
+    read never exceeds its budget when the count is exact (vLLM or llama.cpp /tokenize); else
+    the client's labelled chars/4 estimate is used, as the pipeline does.
+
+    ``keep`` (B.1 does not say; our choice): ``rank`` takes retrieved turns whole by retrieval
+    rank, the first that does not fit cut at a word boundary, then renders them as the arm does
+    (cutting the date-ordered text would keep the oldest turns, for an update the superseded
+    value); ``head`` keeps the rendered prefix (a retrieval-ordered listing: the same rule);
+    ``tail`` keeps the suffix, the most recent history, as long context does for characters.
+    `Context.meta` gets ``budget``, ``budget_truncated`` (0/1, averaged into the share cut) and
+    ``budget_tokens_before``.
+    """
 
     default_keep: ClassVar[str] = "head"
     services: Services

@@ -1,16 +1,11 @@
 """MemoryOS-style chunk retrieval: the paper's "MemoryOS" row (§4 baselines, B.1, B.4).
 
-The paper runs MemoryOS as "top-five content-keyed chunk retrieval": each 1,000-character chunk
-of the stream (B.4), or each session (B.1), is stored under a key and the five whose keys are
-most similar to the question are read, each as its full text, in retrieval order. What the key
-is decides the outcome on LongMemEval (B.1: 45.8% content-keyed vs 11.2% with MemoryOS's default
-generic key), so both are options:
-
-* ``key: content`` - the unit is embedded under its own text (the paper's arm);
-* ``key: generic`` - under MemoryOS's default key, ``Conversation session on {date}``.
-
-The same protocol stands in for MemRL, whose Q-value reranking has no reward signal when each
-question is posed once (B.4). The MemoryOS package itself is the separate `memoryos` arm.
+"Top-five content-keyed chunk retrieval": each 1,000-character chunk (B.4) or session (B.1) is
+stored under a key and the five with keys nearest the question are read whole, in retrieval
+order. The key decides LongMemEval (B.1: 45.8% content-keyed vs 11.2% with MemoryOS's generic
+key), so ``key: content`` (the paper's arm) and ``key: generic`` (``Conversation session on
+{date}``) are both options. The same protocol stands in for MemRL (B.4: no reward signal when
+each question is posed once); the MemoryOS package itself is the `memoryos` peer arm.
 """
 
 from __future__ import annotations

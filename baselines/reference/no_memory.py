@@ -1,8 +1,8 @@
 """No-memory baseline (Table 4, Appendix B.1): "No-memory answers from empty context."
 
-Why an arm at all: the row shows that LongMemEval cannot be answered from the question alone
-(4.0% in the paper), so every memory arm's accuracy is read against it. The reader, prompt and
-answer budget are the benchmark's, exactly as for every other arm; only the history is empty.
+The row shows that LongMemEval cannot be answered from the question alone (4.0% in the paper),
+so every memory arm's accuracy is read against it. The reader, prompt and answer budget are the
+benchmark's, as for every other arm; only the history is empty.
 """
 
 from __future__ import annotations

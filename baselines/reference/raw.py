@@ -1,24 +1,10 @@
 """The raw (archival, query-time) arms of Table 6 and Table 8 (paper §4.2, Appendix B.2).
 
 Every event is kept as a line of text; nothing is committed at write time, so the reader must
-reassemble what currently holds from evidence at query time. One class per model need (the
-runner starts the models an arm class names in `needs`), one option per variant:
-
-* `RawArm` - embed the pool, cosine top-k (k=10) against the question, list the lines in
-  similarity order. `tags=True` prefixes every line with its arrival index ``[t=i]`` (still in
-  similarity order: the reader must sort). `order="stream"` (B.4's raw + order tags arm)
-  lists the same top-k sorted by arrival index instead, each line prefixed by its tag.
-* `RawFactsArm` - B.4's raw facts (Table 7): `RawArm` over FactConsolidation's fact lines
-  with the context's ``N.`` serial taken off, so the store holds the bare fact sentences (every
-  version) and the plain read is unordered; ``tags=True, order="stream"`` gives the
-  ``+ order tags`` row, the arrival index back as the ``[t=i]`` tag.
-* `RawReconArm` - the same retrieval plus one query-time reconstruction call (writer model)
-  that states where the object is now from the retrieved lines; the reader answers from that
-  statement alone.
-* `OracleOrderArm` - the target's own events (stale record and chain) in arrival order,
-  bypassing retrieval: the control that shows the evidence suffices when the order is given.
-
-Retrieval coverage of the target chain is reported in `Context.meta` (B.2's control).
+reassemble what holds now at query time. One class per model need (the runner starts the models
+an arm class names in `needs`), one option per variant; `OracleOrderArm` is the control that
+shows the evidence suffices when the order is given. Retrieval coverage of the target chain is
+reported in `Context.meta` (B.2's control).
 """
 
 from __future__ import annotations
@@ -57,7 +43,12 @@ def tag(index: int, text: str) -> str:
 
 
 class RawArm(MemoryArm):
-    """Raw top-k by embedding similarity, listed in similarity order (B.2's raw path)."""
+    """Raw top-k by embedding similarity, listed in similarity order (B.2's raw path).
+
+    Cosine top-k (k=10) of the pool against the question. `tags=True` prefixes each line with
+    its arrival index ``[t=i]`` (still in similarity order: the reader must sort);
+    `order="stream"` (B.4's raw + order tags) lists the same top-k by arrival index, tagged.
+    """
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
 
@@ -155,7 +146,7 @@ class RawArm(MemoryArm):
 class RawFactsArm(RawArm):
     """B.4's raw facts: every fact version a separate item, without the context's serial.
 
-    Why not `RawArm` over the events as they come: a FactConsolidation event is the context's
+    Not `RawArm` over the events as they come: a FactConsolidation event is the context's
     line ``N. sentence``, and its serial ``N`` is the stream's order (the official query prompt
     tells the reader that a larger number is newer). Listing it would make the plain row an
     order-tagged one, and RQ6's contrast (Table 7: raw vs + order tags) is between an unordered

@@ -1,32 +1,10 @@
 """ALFWorld-Revision: the revision-pressure variant of ALFWorld (paper §4.2, Appendices B.2-B.3).
 
-Standard ALFWorld never invalidates a stored fact, so the paper adds revisions: an object's
-stated location is changed by one or more updates and the agent must report where it is now.
-This package builds those histories deterministically, as plain JSON (`Case.to_json`, the CLI)
-and as harness episodes (`to_episodes`):
-
-* `generate(L)` - revision chains (B.2): the target object and four distractor objects each get
-  a stale record and an L-move chain; the five chains merge into one arrival order.
-* `retraction_probe(d)` - reversibility (B.3): v1 stated once, an erroneous move to v2, d
-  distractor events, then a retraction that names v2 and never restates v1.
-* `conflict_probe()` - contest and resolve (§4.2.3): two reports with no recency or authority
-  cue, eight distractor events, then a settling check.
-* `single_revision(cases, rewrites)` - the single-revision variant (B.2): L=1 cases whose update
-  was rewritten into a two-step move (the LLM rewrite/verify step lives elsewhere; its prompts
-  are `REWRITE_PROMPT` and `VERIFY_PROMPT`, and a hand-written offline set ships for tests).
-
-Records (object-location facts keyed ``{object}.location``) come by default from the paper's
-140 valid_seen games (B.2), shipped as derived records in ``benchmarks/data/alfworld/valid_seen``
-(see SOURCES.md there): case k is game k in sorted order, its task object at its real initial
-placement. ``source="scenes"`` uses the per-FloorPlan scene inventories instead, and
-``games_dir`` / ``--games`` real ALFWorld game folders (the ``inReceptacle`` atoms of the PDDL
-problem). Every case says which in ``record_source``.
-
-Modules: ``spec`` (parameters, templates, prompts, data paths), ``scenes`` (ALFWorld's
-vocabulary and names, `Inventory`, scene inventories), ``games`` (harvesting game folders),
-``records`` (the shipped valid_seen records),
-``casting`` (per-case RNG, arrival order, casting), ``cases`` (`Case` and the generators),
-``episodes`` (harness episodes, JSON lines), ``benchmark`` (`AlfworldRevision`), ``cli``:
+An object's stated location is changed by one or more updates and the agent must report where
+it is now. The histories are built deterministically, as JSON (`Case.to_json`) and as harness
+episodes (`to_episodes`). Records default to the paper's 140 valid_seen games (B.2), shipped as
+derived records in ``benchmarks/data/alfworld/valid_seen`` (case k is game k in sorted order);
+``source="scenes"`` and ``games_dir`` are the alternatives, named in each case's ``record_source``.
 
     python -m benchmarks.alfworld_revision --L 8 --out alfrev_L8.jsonl
 """

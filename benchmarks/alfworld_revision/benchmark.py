@@ -1,17 +1,11 @@
 """ALFWorld-Revision as a harness benchmark (paper §4.2, Appendices B.2-B.3).
 
-The cases come from the generator (`benchmarks.alfworld_revision`, unchanged); this adapter
-picks the probe, turns the cases into episodes (`to_episodes`, with the ``{id}-pre`` episodes
-that ask the pre-retraction / pre-resolution question on the state *before* the retraction or
-the settling check), adds to each question's meta what the scorers need to tell a stale answer
-from a distractor (`target_locations`, `gold_final`), and owns the one answer prompt every arm
-is read with (§4: "the same prompts and retrieval budget" for every arm).
+Picks the probe, turns the generator's cases into episodes (with ``{id}-pre`` episodes asking
+the question on the state before the retraction or settling check), gives the scorers
+`target_locations` and `gold_final`, and owns the one answer prompt every arm is read with (§4).
 
-    AlfworldRevision(probe="chains", L=8)           # Table 6, one L
-    AlfworldRevision(probe="single")                # Table 6's single-revision comparison
-    AlfworldRevision(probe="retraction", d=32)      # Table 8, one distance
-    AlfworldRevision(probe="conflict")              # §4.2.3 contest / resolve
-    AlfworldRevision(probe="chains", source="scenes")   # scene inventories, not valid_seen
+    AlfworldRevision(probe="chains", L=8)       # Table 6; probe="single" its variant
+    AlfworldRevision(probe="retraction", d=32)  # Table 8; probe="conflict" is §4.2.3
 """
 
 from __future__ import annotations

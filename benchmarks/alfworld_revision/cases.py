@@ -1,15 +1,8 @@
 """The generated cases: B.2's revision chains, B.3's retraction probe, §4.2.3's conflict probe
-and the single-revision variant.
-
-* `generate(L)` - revision chains (B.2): the target object and four distractor objects each get
-  a stale record and an L-move chain; the five chains merge into one arrival order.
-* `retraction_probe(d)` - reversibility (B.3): v1 stated once, an erroneous move to v2, d
-  distractor events, then a retraction that names v2 and never restates v1.
-* `conflict_probe()` - contest and resolve (§4.2.3): two reports with no recency or authority
-  cue, eight distractor events, then a settling check.
-* `single_revision(cases, rewrites)` - the single-revision variant (B.2): L=1 cases whose update
-  was rewritten into a two-step move (the LLM rewrite/verify step lives elsewhere; its prompts
-  are `REWRITE_PROMPT` and `VERIFY_PROMPT`, and a hand-written offline set ships for tests).
+and the single-revision variant (`generate`, `retraction_probe`, `conflict_probe`,
+`single_revision`; each function's docstring gives its protocol). The single-revision rewrite
+and verify step runs elsewhere with `REWRITE_PROMPT` and `VERIFY_PROMPT`; a hand-written
+offline set ships for tests.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The paper's 140 valid_seen games as the default record source (B.2: "Object-location facts
 come from 140 valid-seen ALFWorld games, one record per game").
 
-The games themselves are ALFWorld release assets this project cannot download, so it ships a
-derived file instead: ``benchmarks/data/alfworld/valid_seen/records.jsonl.gz``, one JSON line per
-game kept by ALFWorld's own filter (provenance, licence and sha256s in SOURCES.md there). Each
-line holds the game's ``(inReceptacle obj recep)`` atoms of the PDDL ``:init`` twice: as PDDL ids
-(``in_receptacle``) and under the names the game itself shows (``in_receptacle_text``,
-``["alarmclock 1", "desk 1"]``), with every receptacle's in-game name (``receptacles_text``) and
-the task object (``pddl_params.object_target``).
-
-A line becomes the same `GameFacts` a raw game folder gives (`games.harvest_game`), so the two
-sources cast a game identically; games are taken in sorted ``game`` order, case k = game k.
+The games are ALFWorld release assets that cannot be downloaded here, so a derived file ships:
+``benchmarks/data/alfworld/valid_seen/records.jsonl.gz`` (provenance, licence and sha256s in
+SOURCES.md there), one line per game kept by ALFWorld's own filter, with its ``inReceptacle``
+atoms as PDDL ids and in-game names and its task object. A line becomes the same `GameFacts` a
+game folder gives (`games.harvest_game`); games are taken in sorted order, case k = game k.
 """
 
 from __future__ import annotations

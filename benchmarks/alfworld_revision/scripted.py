@@ -1,20 +1,11 @@
 """Scripted rules for ALFWorld-Revision (Tables 6 and 8, the conflict probe): where is an object.
 
-Three calls, each answered from the text it is shown:
-
-* `patch` - the commit arms' writer: the cell (``key = value``, maybe ``(contested) |
-  alternatives: ...``) and one observation in, one Revise object (op, key, old_value,
-  new_value, status, supersedes) out, valid for the request's json_schema;
-* `location` - the reader (and the single-revision verifier): the memory the arm built and the
-  question in, a location out. A cell line ``[obj.location] value`` is read as it stands; raw
-  lines are read one after the other *in the order listed* (sorted first only when they carry
-  arrival tags ``[t=i]``), so a similarity-ordered read can come out stale, as it can for a
-  real reader;
-* `reconstruct` - the raw arm's query-time reconstruction: the retrieved lines in, the
-  object's chain of moves linked (``from A to B`` after ``to A``) and its end stated.
-
-Locations are ALFWorld's receptacle names (``cabinet 3``): a word and a number. A line is
-about an object when it names it as a whole word.
+Three calls, each answered from the text it is shown: `patch` (the commit writer: cell and
+observation in, one Revise object out), `location` (the reader and single-revision verifier:
+raw lines read in the order listed, sorted only when they carry ``[t=i]`` tags, so a
+similarity-ordered read can come out stale as for a real reader) and `reconstruct` (the raw
+arm's reconstruction: the object's moves linked and its end stated). Locations are receptacle
+names (``cabinet 3``); a line is about an object when it names it as a whole word.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The ALFWorld revision tables (§4.2.1 Table 6 and its single-revision variant, B.3 Table 8,
 §4.2.3's contest and resolve), ours beside the paper's, from run folders.
 
-Why a module of its own: these tables share the accuracy-by-parameter layout (ours with a 95%
-interval / the paper's figure, per L or d) and the "-pre"/final question join that only the
-ALFWorld revision cases have; the run frame, header and cells come from
-benchmarks/reports/frame.py, and benchmarks/reports/tables.py registers the builders below.
+Accuracy by L or d, ours with a 95% interval beside the paper's figure; a "-pre" question is
+joined to its final question. benchmarks/reports/tables.py registers the builders.
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """Calibrating an embedder's cosine thresholds on labelled pairs (issue 15, docs/calibration.md).
 
-Why this exists: every threshold the arms read from the embedder profile (soft identity §3.3,
-supersession pruning B.1, Appendix D's merge thresholds) is a cosine, and cosines do not transfer
-between embedders (e5's sit high: about 0.86 related vs 0.77 unrelated). The paper's values are
-for Qwen3-Embedding-4B; another embedder needs its own, measured on pairs of the very kind each
-threshold decides:
-
-* **key decisions** (soft identity, merge_high, merge_low): a candidate fact key against the
-  nearest key registered before it, the one comparison `pmem.write.WritePath.identify` and
-  `baselines.pmem_arms.materialized.KeyCanonicalizer` make (keys embedded as queries, ``_`` read
-  as a space). `nearest_key_decisions` replays a stream's keys in arrival order; `key_pairs`
-  gives every pair, by negative type, for reference;
-* **turn pairs** (prune_pair): two retrieved dated turns, the comparison
-  `baselines.pmem_arms.turns.PrunedTurnArm.candidate_pairs` makes (`turn_pairs`).
-
-Everything here is pure (numbers in, numbers out, inputs duck-typed): embedding is the script's
-(scripts/calibrate_embedder.py), loading the data and writing the table
-`benchmarks.calibration.report`'s. It imports no dataset, so the import contracts allow any room
-of the harness to use it.
+Every threshold the arms read from the embedder profile (soft identity §3.3, pruning B.1,
+Appendix D's merges) is a cosine, and cosines do not transfer between embedders (e5's sit high:
+about 0.86 related vs 0.77 unrelated); the paper's values are Qwen3-Embedding-4B's. Pairs are of
+the kind each threshold decides: key decisions (`nearest_key_decisions`; `key_pairs` by negative
+type) and turn pairs (`turn_pairs`). Everything is pure (numbers in, numbers out) and imports no
+dataset, so the import contracts let any part of the harness use it.
 """
 
 from __future__ import annotations

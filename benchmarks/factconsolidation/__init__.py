@@ -1,17 +1,10 @@
 """MemoryAgentBench FactConsolidation: loader, template parser, gold state and B.4 chunking.
 
-FactConsolidation is the Conflict_Resolution split of MemoryAgentBench (paper §4.3, Appendix
-B.4). Each of its eight sources (single-hop ``sh`` / multi-hop ``mh`` at 6k, 32k, 64k and 262k
-tokens) is one numbered list of counterfactual facts, ``N. <fact>``, where a higher serial
-number overrides a lower one, plus 100 questions. The ``sh`` and ``mh`` rows of a length share
-the same list. The facts are rendered from MQuAKE's relation templates, so every line can be
-parsed back into ``(subject, relation, object)``. That gives the gold state mechanically: the
-key is ``(subject, relation)`` and its value is the object of the highest serial number.
-
-Modules: ``prompts`` (the official prompts), ``facts`` (relation templates, parsing), ``load``
-(the shipped file, a local JSON or ``path="hf"``), ``gold`` (gold state, question matching,
-the stale rule), ``chunking`` (B.4's chunks), ``stats`` (figures beside B.4's; see
-``docs/factconsolidation.md``), ``benchmark`` (``FactConsolidation``), ``cli``:
+The Conflict_Resolution split of MemoryAgentBench (paper §4.3, Appendix B.4): eight sources
+(``sh`` / ``mh`` at 6k, 32k, 64k, 262k tokens; a length's two rows share one list), each a
+numbered list of counterfactual facts ``N. <fact>`` where a higher serial overrides a lower one,
+plus 100 questions. The facts are MQuAKE relation templates, so the gold state is mechanical:
+key ``(subject, relation)``, value the object of the highest serial.
 
     python -m benchmarks.factconsolidation stats [--json] [--source sh_6k]
 """

@@ -1,21 +1,11 @@
 """Scripted rules for MemoryAgentBench FactConsolidation (Table 7): facts in, facts out.
 
-Every fact line of the benchmark (``N. <sentence>``) is one of MQuAKE's relation templates,
-and every single-hop question is that relation's question with the subject in its slot, so the
-scripted model "knows" the templates (`TEMPLATES`, the same text as
-`benchmarks.factconsolidation.TEMPLATES`, which model access may not import: a test holds the
-two equal) and answers with them:
-
-* `extract` - the state arm's writer: a chunk of fact lines in, a JSON list of ``{key, value}``
-  out, one per line, the key naming the subject and the relation (never the value);
-* `answer` - the reader: it finds the question's (subject, relation), then the value for it in
-  the context the arm built - the highest-numbered fact line (the prompt's own rule: the newer
-  fact has the larger serial number), or the cell of a tracked state (``subject | relation:
-  value`` from the template-oracle writer, ``subject_relation: value`` from the extraction
-  writer). With lookups offered and nothing found, it asks for the key (``LOOKUP: s | r``).
-
-Multi-hop questions are free text, not templates: the scripted reader does not chain them and
-answers from what a single-hop reading finds (usually nothing).
+Every fact line is one of MQuAKE's relation templates and every single-hop question that
+relation's question, so the scripted model knows the templates (`TEMPLATES`, a copy of
+`benchmarks.factconsolidation.TEMPLATES`, which model access may not import; a test holds them
+equal). `extract` turns a chunk into ``{key, value}`` facts; `answer` finds the question's
+(subject, relation) and its value in the context: the highest-numbered line, or a tracked-state
+cell, else ``LOOKUP: s | r`` when lookups are offered. Multi-hop questions are not chained.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The FactConsolidation table (§4.3, Table 7): accuracy by source, the single-hop stale rate,
 and what each arm's ingest cost, ours beside the paper's, from run folders.
 
-Why a module of its own: Table 7 is the one table whose columns are sources (single- and
-multi-hop streams at each length) and that prints the write side's ingest cost next to
-accuracy; the run frame, header and ingest records come from benchmarks/reports/frame.py, and
-benchmarks/reports/tables.py registers the builder. Appendix F's audit of the same runs is
-benchmarks/factconsolidation/write_audit.py.
+Columns are sources (single- and multi-hop streams at each length), with the write side's
+ingest cost next to accuracy. benchmarks/reports/tables.py registers the builder; Appendix F's
+audit of the same runs is `benchmarks.factconsolidation.write_audit`.
 """
 
 from __future__ import annotations

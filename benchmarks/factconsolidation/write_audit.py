@@ -1,21 +1,10 @@
 """Appendix F's write-path audit: what the FactConsolidation state holds against the gold state.
 
-For each P-Mem state run (runs/<experiment>/*, arm pmem_state*, its ingest snapshot), the current
-cells are compared with the template parse of the same stream (`gold_state`), key by key:
+For each P-Mem state run (runs/<experiment>/*, arm pmem_state*, its ingest snapshot) the current
+cells are compared key by key with the template parse of the same stream (`audit_state`). Soft
+identity on vs off is two runs of the same arm (``arm.soft_identity=null`` for off).
 
-* **survives** - some current cell about the key's subject holds the key's gold current value
-  (normalized as MemoryAgentBench normalizes answers; the gold contained in the cell's value);
-* **stale sibling** - for keys overwritten at least once, some *other* current cell about the
-  subject still holds a superseded value of the key (and not the current one): a displaced
-  value left active in a separate cell, what soft identity exists to prevent (§3.3, F);
-* the operation counts of the write path (creates, revises, soft-identity merges, noop
-  fallbacks) and cells per template key (F: 346 cells for 239 keys at 6k without merging).
-
-Extracted keys are free-form, so "about the subject" is matched on words: every word of the
-subject appears in the cell's key. This is our audit rule; the paper does not print its own.
-Soft identity on vs off is two runs of the same arm (``arm.soft_identity=null`` for off).
-
-    python -m benchmarks.reports.write_audit [--runs runs] [--experiment table7] \
+    python -m benchmarks.factconsolidation.write_audit [--runs runs] [--experiment table7] \
         [--out results/tables]
 """
 
@@ -77,7 +66,17 @@ class Audit:
 def audit_state(
     cells: Iterable[tuple[str, str]], gold: Mapping[tuple[str, str], KeyHistory]
 ) -> Audit:
-    """Compare current (key, value) cells with the gold state (see the module docstring)."""
+    """Compare current (key, value) cells with the gold state.
+
+    A key **survives** when some current cell about its subject holds its gold current value
+    (normalized as MemoryAgentBench normalizes answers; the gold contained in the cell's
+    value). A **stale sibling** is, for a key overwritten at least once, some *other* current
+    cell about the subject still holding a superseded value and not the current one: what soft
+    identity exists to prevent (§3.3, F). Keys are free-form, so "about the subject" means every
+    word of the subject appears in the cell's key: our rule; the paper does not print its own.
+    The write path's operation counts and cells per template key (F: 346 cells for 239 keys at
+    6k without merging) come with the run (`audit_run`).
+    """
     cells = [(words(k), normalize_answer(v)) for k, v in cells]
     by_subject: dict[str, list[str]] = {}
     for subject, _ in gold:

@@ -1,20 +1,12 @@
 """LongMemEval (Wu et al., ICLR 2025), the benchmark of the paper's §4.1 and Appendix B.1.
 
-One question per instance over that instance's own chat history, read as dated turns. The
-package holds the official schema and its checks (``schema``), loading a file (``loader``), the
-pinned official files and their download (``hub``), the instance as a harness episode
-(``episodes``), the official reading and judge prompts (``prompts``), a file's figures
-(``stats``, which also holds the official metrics), a run's verdicts in the official
-eval-results shape (``export``), the generated fixture (``fixture``), the benchmark a config
-names (``benchmark``) and the command line (``cli``):
+One question per instance over that instance's own chat history, read as dated turns. Choices
+the paper leaves open are listed in ``docs/longmemeval.md``.
 
     python -m benchmarks.longmemeval fetch [--variant s|oracle|s_cleaned] [--dest DIR]
     python -m benchmarks.longmemeval stats [--path FILE] [--json]
     python -m benchmarks.longmemeval export RUN_DIR [--out DIR] [--json]
     python -m benchmarks.longmemeval metrics EVAL_RESULTS REF_FILE [--json]
-
-The judges that score it live in ``benchmarks/longmemeval/judge.py``; choices the paper leaves open
-are listed in ``docs/longmemeval.md``.
 """
 
 from benchmarks.longmemeval.benchmark import LongMemEval

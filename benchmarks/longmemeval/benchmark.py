@@ -1,13 +1,9 @@
 """LongMemEval as a harness benchmark: one Episode per instance, its one Question.
 
-LongMemEval (Wu et al., ICLR 2025) asks one question per instance over that instance's own chat
-history (its *haystack*). The paper uses it twice (§4.1, Appendix B.1): the 78
-``knowledge-update`` questions in the oracle and the S regimes (Table 3), and all 500 S
-questions for the full-benchmark read (Tables 4-5). This class is what a config's
-``benchmark`` names (``benchmarks.longmemeval.LongMemEval``): it picks the questions (type, ids,
-keys file, limit, haystack size), answers with the official reading prompt, and records in the
-run's fingerprint which file, at which hash, against which pin, was read. Choices the paper
-leaves open are listed in ``docs/longmemeval.md``.
+The paper uses it twice (§4.1, B.1): the 78 ``knowledge-update`` questions in the oracle and S
+regimes (Table 3), and all 500 S questions (Tables 4-5). `LongMemEval` picks the questions (type,
+ids, keys file, limit, haystack size), answers with the official reading prompt, and records in
+the run's fingerprint which file, at which hash, against which pin, was read.
 """
 
 from __future__ import annotations

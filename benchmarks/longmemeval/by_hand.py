@@ -1,12 +1,10 @@
 """List the longmemeval_local answers nobody has read yet, to add their hand verdicts:
 
-    python -m benchmarks.reports.by_hand [--runs results/runs]
+    python -m benchmarks.longmemeval.by_hand [--runs results/runs]
 
-Each unread answer prints as its question, gold, the arms that gave it and the whole answer
-(lines starting with #), then the CSV row to fill (verdict correct or wrong, and why) and add to
-results/longmemeval_local/verdicts_by_hand.csv. The file's format and rules are
-benchmarks/reports/hand_verdicts.py; tests/test_by_hand.py fails while an exported answer has
-no verdict.
+Each prints as question, gold, the arms that gave it and the answer (lines starting with #),
+then the CSV row to fill and add to results/longmemeval_local/verdicts_by_hand.csv (format and
+rules: benchmarks/reports/hand_verdicts.py); tests/test_by_hand.py fails until each has one.
 """
 
 from __future__ import annotations

@@ -5,13 +5,6 @@ export a run's verdicts in the official shape and aggregate them as the official
     python -m benchmarks.longmemeval stats [--path FILE] [--json]
     python -m benchmarks.longmemeval export RUN_DIR [--out DIR] [--json]
     python -m benchmarks.longmemeval metrics EVAL_RESULTS REF_FILE [--json]
-
-``fetch`` downloads a pinned file, or says which URL to put where when no hub is reachable;
-``stats`` checks a file against the official schema and prints what ``stats`` computes;
-``export`` writes a run folder's eval-results.jsonl and eval-references.json (``export``) and
-prints the official metrics; ``metrics`` is print_qa_metrics.py's aggregation over any
-eval-results file (ours or the official script's) and a reference file (the released data file
-or an eval-references.json).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """A LongMemEval run's verdicts in the official ``eval-results`` shape, and its official metrics.
 
-Why: a user who doubts our figures should be able to run the official aggregation
-(``print_qa_metrics.py``, xiaowu0162/LongMemEval @ 9e0b455f4ef0e2ab8f2e582289761153549043fc) on
-our verdicts. ``evaluate_qa.py`` writes one JSON line per judged hypothesis: the hypothesis
-entry as given (the README's ``question_id`` and ``hypothesis``) plus
-``autoeval_label: {model, label}``, ``label`` being ``'yes' in reply.lower()``. We write
-exactly those fields, from our judge's verdicts, into the run folder:
-
-* ``eval-results.jsonl``: one line per scored question, sorted by id;
-* ``eval-references.json``: the reference list the script reads (``question_id``,
-  ``question_type``, ``question``, ``answer``) for the questions the run asked, so a subset or
-  the generated fixture can be checked without the released file (the released file works too).
-
-The runner calls ``LongMemEval.on_scored`` after every scoring (a run, a resume, a rescore),
-which writes both and puts the official metrics into summary.json; ``python -m
-benchmarks.longmemeval export RUN_DIR`` does the same for a run folder made before.
+So the official aggregation (``print_qa_metrics.py``, xiaowu0162/LongMemEval @
+9e0b455f4ef0e2ab8f2e582289761153549043fc) can be run on our verdicts: ``eval-results.jsonl``
+(one line per scored question, sorted by id: ``question_id``, ``hypothesis`` and
+``autoeval_label: {model, label}``, as ``evaluate_qa.py`` writes) and ``eval-references.json``
+(the questions the run asked, so a subset or the fixture checks without the released file).
+`LongMemEval.on_scored` writes both after every scoring; ``export RUN_DIR`` does it for a folder.
 """
 
 from __future__ import annotations
@@ -44,7 +35,7 @@ __all__ = [
 
 EVAL_RESULTS = "eval-results.jsonl"
 REFERENCES = "eval-references.json"
-# The official judge scorer, under its import path now and the one older manifests record.
+# The official judge scorer, under its import path and the one older runs' manifests record.
 JUDGE_TARGETS = (
     "benchmarks.longmemeval.judge.LongMemEvalJudge",
     "benchmarks.judge.LongMemEvalJudge",

@@ -1,12 +1,9 @@
 """The official LongMemEval files: where each variant is published, its pinned hash, the download.
 
-The haystack files are not shipped (S is 277 MB) and no hub is reachable from most machines
-that run this harness, so every failure says which URL to put where. ``path="hf"`` (see
-``load``) and ``python -m benchmarks.longmemeval fetch`` get a variant's file with
-``huggingface_hub.hf_hub_download(revision=<commit>)`` into the hub cache
-(``benchmarks.runner.hubfile``: size and sha256 checked against the pin, a bad file deleted),
-then link it to ``$PMEM_DATA_DIR/longmemeval/<file>``. A file already there is checked, not
-downloaded; ``fetch`` records the hash of one with no pin known.
+The haystack files are not shipped (S is 277 MB) and most machines reach no hub, so every
+failure says which URL to put where. ``path="hf"`` and ``fetch`` download with
+``hf_hub_download(revision=<commit>)`` into the hub cache (size and sha256 checked against the
+pin), then link to ``$PMEM_DATA_DIR/longmemeval/<file>``; a file already there is checked.
 """
 
 from __future__ import annotations

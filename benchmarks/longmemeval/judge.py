@@ -1,28 +1,12 @@
 """LongMemEval's judges: the official accuracy judge, and B.1's question classes and stale rate.
 
-Accuracy on LongMemEval is a model's yes/no verdict, not a string match, so the judge prompts
-are part of the metric: ``LongMemEvalJudge`` uses the official per-type prompts word for word
-(xiaowu0162/LongMemEval @ 9e0b455f4ef0e2ab8f2e582289761153549043fc,
-src/evaluation/evaluate_qa.py, ``get_anscheck_prompt``; MIT), with the official call (one user
-message, temperature 0, max_tokens 10) and label (``'yes' in reply.lower()``). The prompts are
-the benchmark's own published text, so they live with the dataset
-(``benchmarks.longmemeval.prompts``) and are re-exported here. The paper runs the same protocol
-with a different judge model (Qwen3.6-35B-A3B-FP8, Appendix B); the model is the judge profile's
-business (configs/judge), not this module's.
-
-The paper adds two judge uses of its own (Appendix B.1) and does not print their prompts, so
-the prompts here are ours (each docstring says so; their hashes are pinned in the tests):
-
-* question classes: superseded / aggregation / single, "given the question, gold answer, and
-  time-stamped answer-bearing turns", one stored classification read by every run
-  (``classify_question``, the ``QuestionClass`` scorer, ``ClassStore``);
-* the stale rate: "the judge extracts the superseded and current values from the evidence; an
-  incorrect prediction matching the superseded value counts as stale, and questions where the
-  two coincide are excluded" (``StaleJudge``).
-
-Every judge call goes through the ChatModel's response cache, so a rescore, or a second run
-over the same questions, re-pays nothing; the class and value extraction depend only on the
-question, never on the prediction, so they are computed once per question and judge model.
+``LongMemEvalJudge`` uses the official per-type prompts word for word (xiaowu0162/LongMemEval @
+9e0b455f4ef0e2ab8f2e582289761153549043fc, evaluate_qa.py ``get_anscheck_prompt``; MIT; kept in
+``benchmarks.longmemeval.prompts``), with the official call (one user message, temperature 0,
+max_tokens 10) and label (``'yes' in reply.lower()``); the judge model is the judge profile's.
+B.1's own judge uses (``classify_question`` and ``StaleJudge``) print no prompt in the paper, so
+those prompts are ours, hashes pinned in the tests. Class and value extraction depend only on
+the question, so the response cache computes them once per question and judge model.
 """
 
 from __future__ import annotations

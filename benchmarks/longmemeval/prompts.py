@@ -1,13 +1,9 @@
 """LongMemEval's official prompts, word for word: the reading prompt and the judge prompts.
 
-Both are the benchmark's own published text (xiaowu0162/LongMemEval @
-9e0b455f4ef0e2ab8f2e582289761153549043fc; MIT), ported character for character, so they belong
-to the dataset, not to the code that calls a model with them: the benchmark answers with
-``READING_TEMPLATES`` and hashes ``JUDGE_TEMPLATES`` into every run's manifest
-(``LongMemEval.prompts``), and the judges (``benchmarks.longmemeval.judge``) fill the judge prompts
-for each question (``judge_prompt``). The paper runs the same protocol with its own judge model
-(Appendix B); the prompts of the paper's own judge uses (B.1) are not LongMemEval's and live
-with the judges.
+Ported character for character from xiaowu0162/LongMemEval @
+9e0b455f4ef0e2ab8f2e582289761153549043fc (MIT). The benchmark answers with
+``READING_TEMPLATES`` and hashes ``JUDGE_TEMPLATES`` into every run's manifest; the judges fill
+them per question (``judge_prompt``). The paper's own judge uses (B.1) live with the judges.
 """
 
 from __future__ import annotations

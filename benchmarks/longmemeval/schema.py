@@ -1,11 +1,9 @@
 """LongMemEval's official schema: the parsed instance types and the checks that build them.
 
-Why the checks are strict: the released files are large (S is 277 MB) and are often re-packed
-by third parties (several "longmemeval_s.json" files on GitHub hold other layouts). A file that
-is not the official schema must fail loudly, naming the file, the instance and the field, not
-half-load (``SchemaError``). This module holds the one definition of an instance (``Instance``,
-its ``Session`` and ``Turn``), the question types, and LongMemEval's abstention rule, which the
-judges (``benchmarks.longmemeval.judge``) read too.
+The checks are strict because the released files are large and often re-packed by third parties
+in other layouts: a file that is not the official schema fails loudly (``SchemaError``, naming
+file, instance and field) rather than half-loading. Also LongMemEval's abstention rule, which
+the judges read too.
 """
 
 from __future__ import annotations

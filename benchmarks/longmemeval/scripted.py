@@ -1,22 +1,11 @@
 """Scripted rules for LongMemEval (Tables 3-5, 9-11): a chat history in, an extractive answer.
 
-The scripted "model" here is a bag-of-words reader, not a language model. Relevance is shared
-content words (`scripted_model.content_words`), with a few words folded into one sense each
-(`SENSES`: "moved", "relocated" and "city" are all *residence*), so that a question and the
-message that answers it can meet when they share no word. Every reply comes from the prompt:
-
-* `answer` - the reader: the user message (or state cell) sharing most senses with the
-  question, the latest of a tie, cut to its best clause; "I do not know." when none shares one;
-  "how many days/weeks" from the dates of the two best messages, "how many" otherwise from a
-  count of the relevant messages;
-* `session_facts` - the materialized arm's writer: one fact per statement of the user (the
-  key from its sense, so a later "we relocated" supersedes "I just moved"), status from cue
-  words (hedged, reported, withdrawn, else asserted), valid for the request's schema;
-* `prune_pair` - the turn arms' pruning check: yes when both messages bear on the question;
-* `verdict`, `superseded_match` - the judges: the correct answer (which the judge prompt
-  shows) named in the response, numbers within one when the prompt forgives off-by-one;
-* `question_class`, `stale_values` - the judge's B.1 class and the superseded/current pair,
-  from the question's wording and the evidence the prompt lists.
+A bag-of-words reader, not a language model: relevance is shared content words, a few folded
+into one sense (`SENSES`: "moved", "relocated" and "city" are all *residence*) so a question and
+its answer can meet without a shared word. Calls: `answer` (the reader; `best_answer` says how),
+`session_facts` (the materialized writer: one fact per user statement, keyed by sense, status
+from cue words), `prune_pair` (yes when both messages bear on the question), `verdict` and
+`superseded_match` (the judges), `question_class` and `stale_values` (B.1's class and values).
 """
 
 from __future__ import annotations
@@ -87,7 +76,13 @@ def _best_clause(text: str, wanted: set[str]) -> str:
 
 
 def best_answer(history: str, question: str) -> str:
-    """The extractive answer to `question` from `history` (see the module docstring)."""
+    """The extractive answer to `question` from `history`.
+
+    The user message (or state cell) sharing most senses with the question, the latest of a
+    tie, cut to its best clause; "I do not know." when none shares one. "How many
+    days/weeks/months" comes from the dates of the two best messages, "how many" otherwise from
+    a count of the relevant messages.
+    """
     wanted = senses(question)
     scored = [
         (len(senses(matched) & wanted), i, day, answer)

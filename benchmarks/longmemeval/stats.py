@@ -2,23 +2,9 @@
 
 ``instance_stats`` is what ``python -m benchmarks.longmemeval stats`` prints, so a file can be
 compared with the paper's (B.1: 78 ``knowledge-update`` questions in the full S file) before a
-run is spent on it.
-
-``official_metrics`` is the aggregation of the official ``print_qa_metrics.py``
-(xiaowu0162/LongMemEval @ 9e0b455f4ef0e2ab8f2e582289761153549043fc, src/evaluation; MIT),
-rule for rule, because on a 500-question set the figures it reports (per-type accuracy, the
-task-averaged accuracy, overall and abstention accuracy) differ by several points and a reader
-compares ours with them:
-
-* every judged question counts in its ``question_type`` (abstention questions too);
-* per type: ``round(np.mean(labels), 4)`` over the six types in the script's order, nan (printed
-  ``nan``) for a type with no question;
-* task-averaged: ``round(np.mean(the six type means), 4)``, so nan when any type is absent;
-* overall: ``round(np.mean(all labels), 4)``;
-* abstention: ``round(np.mean(labels of ids containing '_abs'), 4)`` and its count.
-
-The script's one other check, ``autoeval_label.model == 'gpt-4o-2024-08-06'``, is not made: our
-judge is another model (docs/longmemeval.md). ``format_metrics`` prints what the script prints.
+run is spent on it. ``official_metrics`` is the official ``print_qa_metrics.py``'s aggregation
+(xiaowu0162/LongMemEval @ 9e0b455f4ef0e2ab8f2e582289761153549043fc, src/evaluation; MIT), rule
+for rule; ``format_metrics`` prints what the script prints.
 """
 
 from __future__ import annotations
@@ -162,7 +148,17 @@ class OfficialMetrics:
 
 def official_metrics(labels: Iterable[tuple[str, str, bool]]) -> OfficialMetrics:
     """The official figures over ``(question_id, question_type, label)`` triples (one per judged
-    question). An unknown type raises, as the script's ``type2acc[...]`` does."""
+    question). An unknown type raises, as the script's ``type2acc[...]`` does.
+
+    Rule for rule, because on 500 questions the script's figures differ from one another by
+    several points and readers compare ours with them: every question counts in its type
+    (abstention too); per type ``round(np.mean(labels), 4)`` over the six types in the
+    script's order, nan for an empty type; task-averaged ``round(np.mean(the six type means),
+    4)`` (nan when any is absent);
+    overall ``round(np.mean(all labels), 4)``; abstention the same over ids containing
+    ``'_abs'``, with its count. The script's check ``autoeval_label.model ==
+    'gpt-4o-2024-08-06'`` is not made: our judge is another model (docs/longmemeval.md).
+    """
     type2acc: dict[str, list[int]] = {t: [] for t in OFFICIAL_TYPES}
     abstention: list[int] = []
     for question_id, question_type, label in labels:

@@ -2,21 +2,10 @@
 
     python -m benchmarks.reports.figures [--tables results/tables] [--out results/figures]
 
-rebuilds the committed figures (table6, table7, table7_peers, haystack_growth) from the
-committed per-run frames, results/tables/<table>.csv, so a clone without run folders can redraw
-them; with --check it writes nothing and says whether each committed figure (.png and .svg) is,
-byte for byte, what its frame draws (a figure left from older runs or older drawing code cannot
-sit beside a table it no longer shows).
-
-Why a module: every figure follows the same rules, which live here once. It is drawn at a
-paper's column width with fonts that stay readable there; it is saved headless as .png (embedded
-by the report and the README) and .svg (for a paper), its folder made, and it is closed so a
-long `make tables` does not hold them all. Arms carry their display names
-(benchmarks/reports/names.py) and keep one color, marker and line style each, and each arm is
-shifted a little along x (a dodge), so two arms with identical values stay two visible lines.
-Our points are filled with their 95% intervals, the paper's hollow and dashed. Every title says
-n. Each figure is a function of the per-run frame alone (the columns of
-results/tables/<table>.csv), so the table builders and this command draw the same figure.
+Redraws the committed figures from the committed per-run frames (results/tables/<table>.csv), so
+a clone without run folders can redraw them; --check writes nothing and says whether each
+committed .png and .svg is, byte for byte, what its frame draws. Every figure is a function of
+its frame alone, so the table builders and this command draw the same figure.
 """
 
 from __future__ import annotations
@@ -99,6 +88,11 @@ def figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
 
 
 # -- what every figure shares -------------------------------------------------------------------
+# Drawn at a paper's column width with fonts readable there, saved as .png (the report and README)
+# and .svg (a paper), and closed so a long `make tables` does not hold them all. Each arm keeps its
+# display name (names.py) and one color, marker and line style, and is dodged a little along x so
+# two arms with identical values stay two lines. Ours are filled with 95% intervals, the paper's
+# hollow and dashed; every title says n.
 
 
 def arm_style(i: int) -> dict[str, Any]:

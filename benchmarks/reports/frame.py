@@ -1,11 +1,10 @@
 """What every table reads from run folders: one row per run, one row per question, ingest cost.
 
-Why a module of its own: the tables of every benchmark (alfworld, factconsolidation, the
-longmemeval_* modules) share one contract, ``builder(df, runs, out) -> markdown`` over the frame
-`collect` returns, and the same header, cells and ingest records; this is that shared part, so
-the builders import it and the registry (benchmarks/reports/tables.py) imports the builders, one
-way only. Everything comes from runs/<experiment>/*/{manifest,summary}.json, the predictions and
-scores beside them, and the snapshots' ingest.json: a table can be rebuilt without a model.
+Every table builder has the contract ``builder(df, runs, out) -> markdown`` over the frame
+`collect` returns and shares the header, cells and ingest records here; the builders import
+this module and the registry (benchmarks/reports/tables.py) imports the builders, one way only.
+Everything comes from runs/<experiment>/*/{manifest,summary}.json, the predictions and scores
+beside them and the snapshots' ingest.json, so a table can be rebuilt without a model.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-# BENCH_META and arm_key are re-exported: the builders have always imported them from here
+# BENCH_META and arm_key belong to the frame's interface: callers import them from here
 from benchmarks.results.loader import (  # noqa: F401
     BENCH_META,
     NoRuns,

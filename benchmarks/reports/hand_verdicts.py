@@ -1,16 +1,10 @@
 """Verdicts read by hand, beside a model judge's.
 
-Why: the local LongMemEval judge is the 1.5B reader model with the official prompts, and on the
-shipped instances it credits answers no reader would (a task named where the gold says the
-chats cannot tell, "3 years old" for 33, a refusal followed by running tips). A table that shows
-only its verdicts states a figure nobody checked. The hand verdicts are a committed file, one
-row per distinct answer to a question, so every one can be reviewed in a diff, and a table
-built from runs shows both counts and says how many answers nobody has read yet.
-
-An answer is keyed by its file, its question id and `answer_key` of its text (whitespace
-collapsed): the same words to the same question get the same verdict whichever arm gave them,
-and an answer that changes by one character is unread again. Each row holds the whole answer
-(collapsed), so a reviewer reads what was judged and every key is checked against its text.
+The local LongMemEval judge (the 1.5B reader with the official prompts) credits answers no reader
+would, so a committed file holds one hand verdict per distinct answer to a question, reviewable in
+a diff; a table shows both counts and how many answers nobody has read yet. An answer is keyed by
+its file, question id and `answer_key` of its text (whitespace collapsed): the same words get the
+same verdict whichever arm gave them, and a one-character change is unread again.
 """
 
 from __future__ import annotations
@@ -52,7 +46,10 @@ def answer_key(answer: object) -> str:
 
 def load(path: Path = LONGMEMEVAL_LOCAL) -> dict[Key, Verdict]:
     """The hand verdicts by (file, question id, answer key); none when the file does not exist
-    (a fork that has read nothing yet). A malformed file raises `BadVerdicts` naming the row."""
+    (a fork that has read nothing yet). A malformed file raises `BadVerdicts` naming the row.
+
+    Each row holds the whole (collapsed) answer, so a reviewer reads what was judged and every
+    key is checked against its text."""
     if not path.exists():
         return {}
     verdicts: dict[Key, Verdict] = {}

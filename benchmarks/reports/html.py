@@ -3,26 +3,10 @@
     python -m benchmarks.reports.html [--runs runs] [--results results] \
         [--out results/report.html] [--samples-per-run 40] [--samples-mib 2] [--check]
 
-The committed page is the one `--runs results/runs` builds (the exported runs, what a clone
-has); `--check --runs results/runs` writes nothing and says whether it still is.
-
-Every table (Tables 6, 6-single, 7, 8, the conflict probe, Appendix F, the LongMemEval tables,
-haystack growth) with our cells beside the paper's; for each cell with our k of n and a paper
-figure, our accuracy with its 95% Wilson interval and a verdict, inside or outside the paper's
-figure's central 95% binomial interval at our n (benchmarks/reports/verdict.py); the figures;
-each run's manifest (models, revisions, package versions, data hashes, git commit); and a
-per-sample drill-down (question, gold, prediction, scores, the context the arm built, the
-reader's messages and reply), wrong answers first, within a size budget for the drill-down
-(`--samples-mib`: runs of small samples show them all, the heaviest share what is left;
-every sample stays in its run's log).
-
-Why this exists: a table says what we measured; a reader deciding whether the paper reproduces
-needs the comparison computed rather than eyeballed, and needs to open any cell down to what the
-reader saw. Each table comes from live runs under --runs when there are paper runs for it
-(rebuilt with the project's own builders, never over results/), else from the committed
-results, so a fresh clone can open the page; each section says which, with the profile and n.
-The page has no external asset (inline CSS, figures as data: URIs, no script): it can be mailed,
-archived and opened offline. It is deterministic: the same inputs give the same bytes.
+Each cell with a paper figure gets our 95% Wilson interval and a verdict (`verdict`); each run
+its manifest and a drill-down to what the reader saw, wrong answers first, within
+`--samples-mib`. The committed page is what `--runs results/runs` builds; `--check` says whether
+it still is. The page has no external asset and the same inputs give the same bytes.
 """
 
 from __future__ import annotations
@@ -56,7 +40,7 @@ __all__ = ["Report", "build", "check", "main"]
 TITLE = "P-Mem reproduction report"
 MIB = 1024 * 1024
 # The drill-down's share of the page: the committed page must stay small enough to keep in git
-# and to open in a browser, however many runs are exported (9 MB without a budget, Dec 2026).
+# and to open in a browser, however many runs are exported.
 SAMPLES_BYTES = 2 * MIB
 
 

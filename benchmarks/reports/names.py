@@ -1,11 +1,9 @@
 """Display names for arms: what a legend, a notebook or a report prints instead of a config id.
 
-Config ids (`raw_topk`, `pmem_state_oracle_iter`) key the runs and stay stable; a figure fit for
-a paper shows the paper's row names. One table here, used by every figure and notebook, keeps a
-name the same everywhere: the rows follow the paper's tables (LongMemEval's labels, Tables 6-8),
-arms the paper has no row for get a short description. Suffixes the run frame adds
-(`benchmarks.reports.frame.arm_key`: `_35b` for the 35B extractor, `@<model>` for another
-writer; the LongMemEval budget runs' `_b<tokens>`) are spelled out.
+Config ids (`raw_topk`, `pmem_state_oracle_iter`) key the runs and stay stable; figures show the
+paper's row names (LongMemEval's labels, Tables 6-8), and arms without a paper row get a short
+description. The suffixes `benchmarks.reports.frame.arm_key` adds are spelled out: `_35b` (the
+35B extractor), `@<model>` (another writer), `_b<tokens>` (LongMemEval budget runs).
 """
 
 from __future__ import annotations

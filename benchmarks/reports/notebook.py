@@ -1,14 +1,11 @@
 """What the notebooks (notebooks/*.ipynb) share: a table's runs, its Markdown as DataFrames,
 ours beside the paper's with a verdict per cell, and the reports' figures drawn inline.
 
-Why a module of its own: the three notebooks (ALFWorld, FactConsolidation, LongMemEval) read
-runs the same way and must show exactly what `python -m benchmarks.reports` writes, so they
-call the table builders and the figure functions themselves rather than copies of them. A
-table's runs come through the loader (benchmarks.results): the user's `runs/` first, then the
-committed export `results/runs/`, selected as the tables select them (one profile and case
-count, no scripted dry runs: `frame.collect`); when neither has runs the committed per-run frame
-`results/tables/<table>.csv` and its Markdown stand in, so a fresh clone's notebooks still run.
-Nothing here calls a model.
+The notebooks call the table builders and figure functions themselves, so they show exactly what
+`python -m benchmarks.reports` writes. Runs come through `benchmarks.results` (`runs/` first,
+then `results/runs/`), selected as `frame.collect` selects them; with neither, the committed
+`results/tables/<table>.csv` and Markdown stand in, so a fresh clone's notebooks run. Nothing
+here calls a model.
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """One experiment's runs from several roots, read by the table builders as one (`--with`).
 
-The peers' targets (`make reproduce-conflict-peers`, ...) add rows to tables whose other rows
-are committed exports (`results/runs/`). On a machine that ran only the peers, `runs/` alone
-would lose those rows, and the builder rightly refuses (`tables.WouldDropRows`). `pooled` lays
-the run folders of several roots side by side in a temporary folder of links, so every builder,
-drill-downs included, reads them as one root and needs no change:
-
-- the first root's runs all come in, and win: another root's run of the same config (the same
-  folder name, e.g. the exported copy of a run resumed here) is left out;
-- another root's run comes in only if its profile is one the first root ran this experiment
-  with, so a cluster sweep's table never takes the laptop's rows, nor the other way round;
-- scripted dry runs never come in from another root (a paper table never takes them).
-
-Within a cell the builder's own rule then decides (`frame.collect`: most cases, then newest)."""
+The peers' targets add rows to tables whose other rows are committed exports (`results/runs/`);
+`runs/` alone would lose those rows, and the builder rightly refuses (`tables.WouldDropRows`).
+`pooled` links the run folders of several roots side by side in a temporary folder, so every
+builder, drill-downs included, reads them as one root unchanged; `pooled` says which runs win.
+"""
 
 from __future__ import annotations
 
@@ -40,8 +32,15 @@ def _config(folder: Path) -> dict | None:
 
 @contextlib.contextmanager
 def pooled(roots: Sequence[Path], experiment: str) -> Iterator[Path]:
-    """A root holding `experiment`'s runs from every root in `roots` (the first wins; see the
-    module's docstring); the first root itself when there is only one."""
+    """A root holding `experiment`'s runs from every root in `roots`; the first root itself
+    when there is only one.
+
+    The first root's runs all come in, and win: another root's run of the same config (the
+    same folder name, e.g. the exported copy of a run resumed here) is left out. Another root's
+    run comes in only if its profile is one the first root ran this experiment with, so a
+    cluster sweep's table never takes the laptop's rows, nor the other way round; scripted dry
+    runs never come in from another root. Within a cell the builder's own rule then decides
+    (`frame.collect`: most cases, then newest)."""
     first, *others = roots
     if not others:
         yield first

@@ -4,11 +4,8 @@
     python -m benchmarks.reports all            # every table that has runs (make tables)
     python -m benchmarks.reports all --check --runs results/runs   # committed = rebuilt?
 
-Reads runs/<experiment>/*/{manifest,summary}.json only (so tables can be rebuilt any time
-without a model), writes results/tables/<name>.md and .csv, and a figure where one helps. A
-table is built from the runs of one profile and case count, never from scripted dry runs
-(`frame.collect` says what it kept and what it set aside). The tables are the benchmarks' own
-(`registry`): this module is the command over them.
+Reads run folders only (no model), writes results/tables/<name>.md and .csv and a figure where
+one helps, from one profile and case count, never scripted dry runs (`frame.collect`).
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Is our k of n consistent with the paper's figure? One exact, pure definition, used by the report.
 
-The question a reader asks of a cell is not "are the two numbers equal" but "could a reader
-model as good as the paper's have produced what we measured, at our sample size?" That is the
-central 95% acceptance interval of Binomial(n, p_paper):
+Could a reader model as good as the paper's have produced our k at our n? Our k is **inside**
+when it lies in the central 95% acceptance interval of Binomial(n, p_paper):
 
     low  = the smallest k with P(X <= k) >  alpha/2
     high = the largest  k with P(X >= k) >  alpha/2        X ~ Binomial(n, p_paper)
 
-Our k is **inside** when low <= k <= high, else **outside**. Equivalently: the equal-tailed
-exact binomial test of H0: p = p_paper (two-sided p-value 2·min(P(X <= k), P(X >= k))) does
-not reject at alpha; and (by duality) p_paper lies inside the Clopper-Pearson interval of k/n.
-Each tail of the interval holds at most alpha/2, so it covers at least 95% of Binomial(n, p).
-
-p_paper = 1.0 (the paper's 100.0%) puts all mass on n: only k = n is inside; 0.0 only k = 0.
-
-Why exact integers: the paper's figures are decimals (72.9%), so p = 729/1000 is a ratio of
-integers, and every tail is a sum of integers over 1000**n. The comparison with alpha/2 is then
-exact (no rounding decides a borderline cell) and costs O(n) big-integer steps, milliseconds at
-the paper's n. Why not scipy.stats.binom, which benchmarks.stats uses: its float cdf and ppf
-decide a tail equal to alpha/2 by rounding. At n = 1, p = 97.5% P(X <= 0) is exactly alpha/2,
-so 0 of 1 is outside, yet ``binom.ppf(0.025, 1, 0.975)`` is 0 and would call it inside. A float
-version built on ``binom.cdf``/``binom.sf`` agreed with this module on every one of 84,084 cases
-checked (n = 1..80, 100, 140, 200, 500, p = 0.0% to 100.0% in steps of 0.1%), but only rounding
-keeps it so. Why a module of its own: it is the one definition the report page, its tests and
-any reader share; it imports only the standard library.
+Equivalently the exact equal-tailed binomial test does not reject, and p_paper lies in the
+Clopper-Pearson interval of k/n. p_paper = 1.0 admits only k = n; 0.0 only k = 0.
 """
 
 from __future__ import annotations
@@ -60,7 +44,16 @@ def acceptance_interval(
     """The central acceptance interval [low, high] of Binomial(n, p) at `confidence`, in counts.
 
     Each tail outside it has probability at most (1 - confidence) / 2; computed with exact
-    integers (see the module docstring)."""
+    integers.
+
+    The paper's figures are decimals (72.9% is 729/1000), so every tail is a sum of integers
+    over 1000**n and the comparison with alpha/2 is exact: no rounding decides a borderline
+    cell, in O(n) big-integer steps. Not scipy.stats.binom (which benchmarks.stats uses): its
+    floats decide a tail equal to alpha/2 by rounding. At n = 1, p = 97.5%, P(X <= 0) is exactly
+    alpha/2, so 0 of 1 is outside, yet ``binom.ppf(0.025, 1, 0.975)`` is 0. A float version on
+    ``binom.cdf``/``binom.sf`` agreed on all 84,084 cases checked (n = 1..80, 100, 140, 200,
+    500; p = 0.0% to 100.0% by 0.1%), but only rounding keeps it so.
+    """
     _check_counts(None, n)
     p = as_probability(p)
     tail = (1 - as_probability(confidence)) / 2  # alpha / 2

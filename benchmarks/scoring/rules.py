@@ -1,19 +1,11 @@
 """MemoryAgentBench's official answer scoring, ported word for word.
 
 Source: ``HUST-AI-HYZ/MemoryAgentBench`` @ ``455306dcabc3842526eb83cd4e225e5d486c5c5d``,
-``utils/eval_other_utils.py`` (MIT License, Copyright (c) 2026 Yuanzhe Hu), functions
-``normalize_answer``, ``f1_score``, ``drqa_exact_match_score``, ``substring_exact_match_score``,
-``drqa_metric_max_over_ground_truths``, ``parse_output``, ``calculate_metrics`` and
-``default_post_process``. That code in turn adapts DensePhrases' ``eval_utils.py``.
-
-The logic is copied statement for statement, so our numbers are comparable with the
-paper's and the benchmark's. Only the names, type hints and return types were tidied.
-Where the port departs from the original, it does so only for inputs the original cannot
-score (it raises or iterates over the characters of a string); see ``_flatten_golds``.
-FactConsolidation (``fact_sh`` / ``fact_mh``) reports ``substring_exact_match`` as
-"accuracy" (the MemoryAgentBench README's metric table). It is scored through
-``default_post_process``. That function also computes ROUGE, which is left out here
-because it is not a headline metric and would need the ``rouge_score`` package.
+``utils/eval_other_utils.py`` (MIT, Copyright (c) 2026 Yuanzhe Hu; adapted from DensePhrases'
+``eval_utils.py``), statement for statement so our numbers compare with the paper's; only names,
+type hints and return types differ. The port departs only for inputs the original cannot score
+(see ``_flatten_golds``). FactConsolidation reports ``substring_exact_match`` as "accuracy",
+through ``default_post_process``, whose ROUGE (not a headline metric) is left out.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """The LongMemEval accuracy tables (§4.1 Tables 3, 4 and 5, Appendix C's Table 9, Appendix
 D's Table 10), ours beside the paper's, with the paired statistics the paper reports.
 
-Why a module of its own: these are the tables that score answers (accuracy overall, by B.1
-class and per regime, the stale-answer rate, accuracy per read token and under a read budget,
-the gates' routing, write-time materialization against the turn reads); the per-question
-records, cells and paired tests they share are benchmarks/longmemeval/tables/common.py's, and
-benchmarks/reports/tables.py registers them. Everything is read from run folders, so a table can
-be rebuilt any time without a model. Figures go under results/figures/ (accuracy against read
-tokens; stale rate by arm).
+Accuracy overall, by B.1 class and per regime, the stale-answer rate, accuracy per read token
+and under a read budget, the gates' routing, and write-time materialization against the turn
+reads, all read from run folders, so a table rebuilds without a model. Figures go under
+results/figures/ (accuracy against read tokens; stale rate by arm).
 """
 
 from __future__ import annotations

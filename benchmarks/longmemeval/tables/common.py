@@ -1,16 +1,10 @@
 """What every LongMemEval table reads and prints: per-question records, cells, paired tests.
 
-Why a module of its own: the LongMemEval builders (benchmarks/longmemeval/tables/accuracy.py,
-longmemeval_cost.py, longmemeval_growth.py, longmemeval_shipped.py) share one contract with
-every table (``builder(df, runs, out) -> markdown`` over benchmarks/reports/frame.py's
-one-row-per-run frame), but LongMemEval needs per-question joins the other tables do not:
-accuracy per B.1 class, stale answers paired across arms, the gate's routing. Those joins, the
-cells that print them beside the paper's figure, and the stale-rate figure three tables draw
-live here once.
-
-Paired tests are over the questions both runs answered (and, for stale answers, that both runs
-could score): exact McNemar on the discordant pairs and a seeded paired bootstrap of the
-difference (benchmarks/stats.py).
+The per-question joins only LongMemEval needs (accuracy per B.1 class, stale answers paired
+across arms, the gate's routing), the cells that print them beside the paper's figure, and the
+stale-rate figure three tables draw. Paired tests are over the questions both runs answered
+(for stale answers, both could score): exact McNemar on the discordant pairs and a seeded
+paired bootstrap of the difference (`benchmarks.stats`).
 """
 
 from __future__ import annotations

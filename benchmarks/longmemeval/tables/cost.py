@@ -1,10 +1,9 @@
 """Appendix E's write-side cost of the materialized path (Table 11) and the break-even of its
 extraction in read tokens saved, ours beside the paper's.
 
-Why a module of its own: Table 11 is read from the snapshots' ingest records and files (calls,
-tokens, wall time, store and index sizes, via benchmarks/reports/frame.py's `history_costs`),
-one column per writer model, not from the scored answers the accuracy tables read;
-benchmarks/reports/tables.py registers it.
+Read from the snapshots' ingest records and files (calls, tokens, wall time, store and index
+sizes, via `benchmarks.reports.frame.history_costs`), one column per writer model, not from
+scored answers.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """§4.1.1's read cost as the haystack grows: mean read tokens per query at each haystack size,
 per arm, with the growth per added session beside the paper's statement.
 
-Why a module of its own: the growth sweep is read-only (run.answer=false: no answer is paid or
-scored), so its table is built from the read sizes and the haystack each prediction record
-kept, not from scores; benchmarks/reports/tables.py registers it.
+The growth sweep is read-only (run.answer=false: no answer is paid or scored), so the table is
+built from the read sizes and haystack each prediction record kept, not from scores.
 """
 
 from __future__ import annotations

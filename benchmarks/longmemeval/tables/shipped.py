@@ -4,12 +4,8 @@ its write path cost; then every arm over every shipped file, with n and the ques
 then, per question, each distinct answer with the judge's verdict, the verdict read by hand
 (benchmarks/reports/hand_verdicts.py) and the arms that gave it.
 
-Why a module of its own: n ≤ 9 per arm, a per-instance record of each arm on real haystacks
-rather than an accuracy estimate, read from each run's prediction and score records and its
-snapshots' ingest records (benchmarks/reports/frame.py's `history_costs`);
-benchmarks/reports/tables.py registers it. The answers section is there because the local
-judge is a 1.5B model: at n ≤ 11 a reader should be able to check every verdict it gave
-against the gold without opening a run folder.
+With n ≤ 9 per arm this is a per-instance record, not an accuracy estimate; the answers section
+lets a reader check every verdict of the 1.5B local judge against the gold without a run folder.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Where each of the report's tables comes from: live runs when there are any, else the
 committed results, so a fresh clone (no runs/) still gets the whole page.
 
-Why a module of its own: this is the one place that decides "live or committed" per table and
-says so. A live table is rebuilt with the project's own builders (`benchmarks.reports.tables`
-and Appendix F's `write_audit`) into a scratch folder: the same .md, .csv and figures that
-`make tables` would write, but never over results/. The page then reads both kinds the same
-way (the Markdown, the run frame in the .csv, the figures), and the builder's notes on stderr
-(which runs it kept and why) travel with the table, as do the Python warnings it raised, as
-their category and message only: the page must be the same bytes on every checkout (no source
-path) and in every process (a warning shown once per process would otherwise appear only on
-the first build).
+A live table is rebuilt by the project's own builders into a scratch folder (what `make tables`
+writes, never over results/), and both kinds are read the same way. The builder's stderr notes
+and its Python warnings travel with the table, warnings as category and message only: the page
+must be the same bytes on every checkout (no source path) and in every process (a warning shown
+once per process would appear only on the first build).
 """
 
 from __future__ import annotations
