@@ -203,7 +203,7 @@ def write(runs: Path, experiment: str, out: Path) -> str:
         + shown.to_markdown()
         + "\n\nsurvives_pct: keys whose gold current value some current cell about the subject "
         "holds; stale_sibling_pct: overwritten keys with a superseded value still current in "
-        "another cell (benchmarks/reports/write_audit.py says how keys are matched).\n\n"
+        "another cell (benchmarks/factconsolidation/write_audit.py says how keys are matched).\n\n"
         + paper
         + "\n"
     )
@@ -213,7 +213,7 @@ def write(runs: Path, experiment: str, out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reports.write_audit",
+        prog="python -m benchmarks.factconsolidation.write_audit",
         description="Appendix F's write-path audit of the FactConsolidation state runs.",
     )
     parser.add_argument(

@@ -49,7 +49,7 @@ def unread(runs: Path, path: Path = LONGMEMEVAL_LOCAL) -> list[tuple[dict[str, s
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.reports.by_hand",
+        prog="python -m benchmarks.longmemeval.by_hand",
         description="List the longmemeval_local answers that have no hand verdict yet: each as "
         "its question, gold and whole answer (lines starting with #) and the CSV row to fill "
         f"(verdict correct or wrong, and why) and add to {LONGMEMEVAL_LOCAL.relative_to(ROOT)}.",
