@@ -1,4 +1,4 @@
-"""Hand verdicts beside the local LongMemEval judge (benchmarks/reports/hand_verdicts.py): the
+"""Hand verdicts beside the local LongMemEval judge (benchmarks/scoring/hand_verdicts.py): the
 file's rules, its keys, and that the committed file covers exactly the exported runs' answers,
 so a new run's answers cannot reach the committed table unread and no verdict outlives its
 answer; and `python -m benchmarks.longmemeval.by_hand`, which lists what is left to read."""
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from benchmarks.longmemeval import by_hand
 from benchmarks.longmemeval.tables.shipped import agreement, answers, every_instance, with_labels
-from benchmarks.reports import hand_verdicts as hv
 from benchmarks.reports.frame import collect, questions_of
+from benchmarks.scoring import hand_verdicts as hv
 from tests.peer_runs import table_row
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,9 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.alfworld_revision.tables import store_names
-from benchmarks.reports.frame import arm_key, collect
+from benchmarks.reports.frame import collect
 from benchmarks.reports.registry import builders
 from benchmarks.reports.tables import main
+from benchmarks.results.loader import arm_key
 from tests.bench import fake_run
 from tests.peer_runs import table_row
 

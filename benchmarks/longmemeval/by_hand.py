@@ -4,7 +4,7 @@
 
 Each prints as question, gold, the arms that gave it and the answer (lines starting with #),
 then the CSV row to fill and add to results/longmemeval_local/verdicts_by_hand.csv (format and
-rules: benchmarks/reports/hand_verdicts.py); tests/test_by_hand.py fails until each has one.
+rules: benchmarks/scoring/hand_verdicts.py); tests/test_by_hand.py fails until each has one.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 from benchmarks.longmemeval.tables.shipped import with_labels
 from benchmarks.reports.frame import collect, questions_of
-from benchmarks.reports.hand_verdicts import (
+from benchmarks.results.loader import NoRuns
+from benchmarks.scoring.hand_verdicts import (
     FIELDS,
     LONGMEMEVAL_LOCAL,
     ROOT,
@@ -26,7 +27,6 @@ from benchmarks.reports.hand_verdicts import (
     load,
     row,
 )
-from benchmarks.results.loader import NoRuns
 
 
 def unread(runs: Path, path: Path = LONGMEMEVAL_LOCAL) -> list[tuple[dict[str, str], str]]:

@@ -18,14 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-# BENCH_META and arm_key belong to the frame's interface: callers import them from here
-from benchmarks.results.loader import (  # noqa: F401
-    BENCH_META,
-    NoRuns,
-    arm_key,
-    load_runs,
-    load_summaries,
-)
+from benchmarks.results.loader import NoRuns, load_runs, load_summaries
 
 # A table builder: the experiment's frame (`collect`), the runs root, the output root -> markdown.
 Builder = Callable[[pd.DataFrame, Path, Path], str]

@@ -2,7 +2,7 @@
 
 Config ids (`raw_topk`, `pmem_state_oracle_iter`) key the runs and stay stable; figures show the
 paper's row names (LongMemEval's labels, Tables 6-8), and arms without a paper row get a short
-description. The suffixes `benchmarks.reports.frame.arm_key` adds are spelled out: `_35b` (the
+description. The suffixes `benchmarks.results.loader.arm_key` adds are spelled out: `_35b` (the
 35B extractor), `@<model>` (another writer), `_b<tokens>` (LongMemEval budget runs).
 """
 

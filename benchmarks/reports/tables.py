@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.reports import hand_verdicts, registry
+from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.frame import CELL_KEYS, NoRuns, collect, say
 from benchmarks.reports.pool import pooled
+from benchmarks.scoring import hand_verdicts
 
 __all__ = ["WouldDropRows", "build", "build_all", "check", "check_all", "dropped_rows", "main"]
 

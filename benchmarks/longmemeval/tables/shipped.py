@@ -2,7 +2,7 @@
 profile): on the first one (e47becba) the official judge's verdict, what the arm read and what
 its write path cost; then every arm over every shipped file, with n and the question types;
 then, per question, each distinct answer with the judge's verdict, the verdict read by hand
-(benchmarks/reports/hand_verdicts.py) and the arms that gave it.
+(benchmarks/scoring/hand_verdicts.py) and the arms that gave it.
 
 With n ≤ 9 per arm this is a per-instance record, not an accuracy estimate; the answers section
 lets a reader check every verdict of the 1.5B local judge against the gold without a run folder.
@@ -18,9 +18,9 @@ import pandas as pd
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
-from benchmarks.reports import hand_verdicts
 from benchmarks.reports.frame import header, history_costs, questions_of
 from benchmarks.results.loader import read_records
+from benchmarks.scoring import hand_verdicts
 
 REAL_INSTANCE = "e47becba"  # the first shipped instance (benchmarks/data/longmemeval)
 _VERDICTS_FILE = hand_verdicts.LONGMEMEVAL_LOCAL.relative_to(hand_verdicts.ROOT).as_posix()
