@@ -16,6 +16,7 @@ import pandas as pd
 from benchmarks.alfworld_revision import paper, verdicts
 from benchmarks.alfworld_revision.figures import plot_table6
 from benchmarks.alfworld_revision.scoring import names_location
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import RATE_CELLS, cell, header, questions_of
 from benchmarks.reports.registry import Table
 from benchmarks.scoring.scorers import names_subject
@@ -49,13 +50,13 @@ def table6(df: pd.DataFrame, runs: Path, out: Path) -> str:
     md = (
         header("Table 6: current-value accuracy as revisions accumulate", df)
         + "\n"
-        + t.to_markdown()
+        + markdown_table(t)
     )
     coverage = [c for c in df.columns if c == "meta.coverage"]
     if coverage:
         cov = df.pivot_table(index="L", columns="arm", values="meta.coverage")
         md += "\n\nRetrieval coverage: share of the target chain in the top-k (B.2 control):\n\n"
-        md += (100 * cov).round(1).to_markdown()
+        md += markdown_table((100 * cov).round(1))
     md += commit_routing(questions_of(runs, "table6", df), ["arm", "L"], "location")
     # drawn from the per-run frame alone: `python -m benchmarks.reports.figures` redraws (and
     # checks) the committed figure from the committed CSV with this same function
@@ -96,7 +97,7 @@ def commit_routing(q: pd.DataFrame, by: list[str], scorer: str | None = None) ->
         rows.append(row)
     if not rows:
         return ""
-    table = pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+    table = markdown_table(pd.DataFrame(rows), index=False, disable_numparse=True)
     title, split = "Commit routing", ""
     if scorer is not None:
         title += " and misses"
@@ -249,7 +250,7 @@ def table8(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("Table 8: reversibility under retraction", df, RATE_CELLS)
         + "\n"
-        + table.to_markdown(index=False, disable_numparse=True)
+        + markdown_table(table, index=False, disable_numparse=True)
         + '\n\nCommitted: the "-pre" answer names v2; recovered / wrong / lost are over '
         "those cases. v1 in store: retained in the cell (commit arms) or placed there by a "
         "fact the store holds about the object, valid or invalidated, or by its history (peers: "
@@ -295,7 +296,7 @@ def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("§4.2.3: contest and resolve", df, RATE_CELLS)
         + "\n"
-        + table.to_markdown(disable_numparse=True)
+        + markdown_table(table, disable_numparse=True)
         + "\n\nBefore the settling check: flagged = the answer names both candidates; store "
         "contested = the commit arm's cell is contested; both reports valid = a current fact of "
         "the peer's store places the object at each candidate, its text naming both (Graphiti: "
@@ -331,7 +332,7 @@ def table6_single(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("§4.2.1: a single revision in two-step phrasing", df)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + commit_routing(questions_of(runs, "table6_single", df), ["arm"], "location")
     )
 

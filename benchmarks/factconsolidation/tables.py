@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchmarks.factconsolidation import paper, verdicts, write_audit
 from benchmarks.factconsolidation.figures import plot_table7
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import format_cost, header, ingest_cost
 from benchmarks.reports.registry import Table
 from benchmarks.results.loader import NoRuns, load_partial
@@ -62,7 +63,7 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
     return (
         header(f"{TITLES[experiment]} (accuracy %, single-hop stale rate %)", df, cells)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + "\n\nIngest: model calls paid while the memory was built (writer chat + embedder "
         "batches; calls answered from the response cache in parentheses), tokens, and wall "
         "time on this machine; – where the run predates the ingest record.\n"

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.factconsolidation import FactConsolidation, KeyHistory, gold_state
+from benchmarks.reports.document import markdown_table
 from benchmarks.results.loader import (
     FRONTIER,
     PMEM_META,
@@ -200,7 +201,7 @@ def write(runs: Path, experiment: str, out: Path) -> str:
     ).format(**PAPER_6K)
     text = (
         "# Appendix F: write-path audit (FactConsolidation)\n\n"
-        + shown.to_markdown()
+        + markdown_table(shown)
         + "\n\nsurvives_pct: keys whose gold current value some current cell about the subject "
         "holds; stale_sibling_pct: overwritten keys with a superseded value still current in "
         "another cell (benchmarks/factconsolidation/write_audit.py says how keys are matched).\n\n"

@@ -31,6 +31,7 @@ from benchmarks.longmemeval.tables.common import (
     run_rate,
     with_ref,
 )
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.figures import figure
 from benchmarks.reports.frame import header
 
@@ -76,7 +77,7 @@ def table3(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("Table 3: knowledge-update subset, accuracy and stale-answer rate", df, cells)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + paired_block(lines, [paper.TABLE3_PAIRED])
         + official_block(
             q, {r["run"]: f"{label(r['arm'])} ({r['regime']})" for _, r in df.iterrows()}
@@ -112,7 +113,7 @@ def table4(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("Table 4: all LongMemEval-S questions, accuracy by susceptibility class", df, cells)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + paired_block(lines, refs)
         + official_block(q, run_labels(df))
     )
@@ -150,7 +151,7 @@ def table5(df: pd.DataFrame, runs: Path, out: Path) -> str:
     if rows:
         table = pd.DataFrame.from_dict(rows, orient="index")
         table.index.name = "arm"
-        md += table.to_markdown()
+        md += markdown_table(table)
     sweep = df[df["budget"].notna()]
     if len(sweep):
         grid: dict[str, dict[str, str]] = {}
@@ -169,7 +170,7 @@ def table5(df: pd.DataFrame, runs: Path, out: Path) -> str:
         md += (
             "\n\nBudget sweep (B.1: each arm retrieves once per question, the context is "
             "truncated to the budget; cells: accuracy / paper, mean read tokens, share of "
-            "questions truncated):\n\n" + table.to_markdown()
+            "questions truncated):\n\n" + markdown_table(table)
         )
     _plot_tokens(df, out / "figures" / "table5_accuracy_vs_tokens.png")
     return md + official_block(q, run_labels(df))
@@ -212,7 +213,7 @@ def table9(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("Table 9: gating the provenance prune", df, cells)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + paired_block(lines, [paper.TABLE9_PAIRED])
         + official_block(q, run_labels(df))
     )
@@ -268,7 +269,7 @@ def table10(df: pd.DataFrame, runs: Path, out: Path) -> str:
     return (
         header("Table 10: write-time materialization on the _s knowledge-update subset", df, cells)
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
         + notes
         + paired_block(lines, refs)
         + official_block(q, run_labels(df))

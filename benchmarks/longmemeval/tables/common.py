@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchmarks.longmemeval import paper
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES, OfficialMetrics, official_metrics
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.figures import figure
 from benchmarks.reports.frame import per_question
 from benchmarks.results.loader import read_records
@@ -207,7 +208,7 @@ def official_block(q: pd.DataFrame, rows: dict[str, str]) -> str:
         "type, abstention questions too; task-averaged = the mean of the six type accuracies, "
         "– when a type has no question, where the script prints nan; abstention = ids with "
         "`_abs`), accuracy % to 2 places (n); `python -m benchmarks.longmemeval export RUN_DIR` "
-        "writes a run's verdicts in the official eval-results shape:\n\n" + frame.to_markdown()
+        "writes a run's verdicts in the official eval-results shape:\n\n" + markdown_table(frame)
     )
 
 

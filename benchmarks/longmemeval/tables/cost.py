@@ -14,6 +14,7 @@ import pandas as pd
 
 from benchmarks.longmemeval import paper
 from benchmarks.longmemeval.tables.common import questions
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import header, history_costs
 
 
@@ -77,7 +78,7 @@ def table11(df: pd.DataFrame, runs: Path, out: Path) -> str:
             "Cells: means per history from the per-episode ingest records; judging excluded.",
         )
         + "\n"
-        + table.to_markdown()
+        + markdown_table(table)
     )
     md += "\n\n" + break_even(df, q, break_even_cost)
     return md

@@ -15,6 +15,7 @@ import pandas as pd
 from benchmarks.longmemeval import paper
 from benchmarks.longmemeval.figures import plot_haystack_growth
 from benchmarks.longmemeval.tables.common import label
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import header
 from benchmarks.results.loader import read_records
 
@@ -71,4 +72,6 @@ def haystack_growth(df: pd.DataFrame, runs: Path, out: Path) -> str:
         "is the least-squares slope. Read-only runs (run.answer=false): no answers are paid. "
         f"Questions per cell: {_n_range(df)}."
     )
-    return header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + table.to_markdown()
+    return (
+        header("§4.1.1: read cost as the haystack grows", df, cells) + "\n" + markdown_table(table)
+    )

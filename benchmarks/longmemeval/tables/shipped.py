@@ -18,6 +18,7 @@ import pandas as pd
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
+from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import header, history_costs, questions_of
 from benchmarks.results.loader import read_records
 from benchmarks.scoring import hand_verdicts
@@ -115,7 +116,7 @@ def first_instance(
         f"plain read; the stored B.1 class the class-oracle gate reads: {stored}."
     )
     title = "LongMemEval: every arm on the shipped instances"
-    return header(title, df, cells) + "\n" + table.to_markdown()
+    return header(title, df, cells) + "\n" + markdown_table(table)
 
 
 def with_labels(
@@ -177,7 +178,7 @@ def every_instance(q: pd.DataFrame) -> str:
         "abstention columns are the judge's. By hand: the same "
         f"answers read against the gold one by one ({_VERDICTS_FILE}, each verdict with its "
         "reason; the next section gives each answer both verdicts).\n\n"
-        + table.to_markdown(disable_numparse=True)
+        + markdown_table(table, disable_numparse=True)
     )
 
 
@@ -277,5 +278,5 @@ def answers(q: pd.DataFrame) -> str:
         "the gold is cut at 60 characters. The judge is a model too (the profile's, above). "
         + agreement(q)
         + "\n\n"
-        + table.to_markdown(disable_numparse=True)
+        + markdown_table(table, disable_numparse=True)
     )

@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from benchmarks.reports import registry, tables
+from benchmarks.reports.document import Document
 from benchmarks.reports.report.cells import Cell, cells_for
 from benchmarks.reports.report.markdown import Block, parse, split_title
 from benchmarks.results import NoRuns, load_summaries
@@ -123,7 +124,9 @@ def _frame(csv: Path) -> pd.DataFrame | None:
 
 
 def _section(name: str, md: str, frame: pd.DataFrame | None, live: bool, origin: str) -> Section:
-    title, blocks = split_title(parse(md))
+    """A table's section: a built table's blocks come from its document (each table from its
+    frame); a committed table, which has only its Markdown, is read from it."""
+    title, blocks = split_title(md.blocks() if isinstance(md, Document) else parse(md))
     section = Section(name, title or name, blocks, frame, live, origin)
     section.cells = cells_for(name, frame, blocks)
     return section
@@ -148,18 +151,17 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
             ):
                 warnings.simplefilter("always")
                 if spec is not None and spec.audit is not None:
-                    spec.audit(runs, experiment, out)
-                    md_path, csv_path = out / f"{name}.md", out / f"{name}.csv"
+                    md = spec.audit(runs, experiment, out)
+                    csv_path = out / f"{name}.csv"
                 else:
-                    tables.build(name, runs, out, profile=profile)
-                    md_path = out / "tables" / f"{name}.md"
+                    md = tables.build(name, runs, out, profile=profile)
                     csv_path = out / "tables" / f"{name}.csv"
         except (NoRuns, SystemExit) as e:
             return f"live build from {runs / experiment} found nothing to build: {e}"
         except Exception as e:  # a builder's failure must not hide the other tables
             return f"live build from {runs / experiment} failed: {type(e).__name__}: {e}"
         origin = f"live runs under {runs / experiment} ({paper_runs} finished run(s))"
-        section = _section(name, md_path.read_text(), _frame(csv_path), True, origin)
+        section = _section(name, md, _frame(csv_path), True, origin)
         section.figures = _figures(out / "figures", name, f"rebuilt from {runs}", names)
     section.notes = [
         re.sub(r"^tables: ", "", line) for line in notes.getvalue().splitlines() if line.strip()
