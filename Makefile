@@ -228,7 +228,7 @@ REWRITE_WRITER_local := local
 REWRITE_WRITER_vllm := vllm35b
 REWRITE_WRITER_scripted := none
 reproduce-table6-single: $(PROFILE_SETUP)
-	$(REWRITE) scripts/rewrite_single_revision.py --llm $(PROFILE) \
+	$(REWRITE) -m benchmarks.alfworld_revision.rewrite --llm $(PROFILE) \
 	  --writer $(REWRITE_WRITER_$(PROFILE)) --cases $(CASES) --out $(REWRITES)
 	$(SWEEP) experiment=table6_single benchmark.cases=$(CASES) \
 	  benchmark.rewrites=$(abspath $(REWRITES)) arm=pmem_commit,raw_topk,raw_recon

@@ -7,18 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 from benchmarks.alfworld_revision import generate, load_rewrite_rows, single_revision
+from benchmarks.alfworld_revision.rewrite import main, rewrite_all
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.models.usage import UsageMeter
 from benchmarks.runner.stack import ModelStack
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-from rewrite_single_revision import main, rewrite_all
 
 WRITER_MODEL = "Qwen/Qwen3.6-35B-A3B-FP8"  # what writer=vllm35b names
 

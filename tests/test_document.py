@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks.reports import registry, tables
 from benchmarks.reports.document import Document, Frame, markdown_table
-from benchmarks.reports.report.markdown import parse
+from benchmarks.reports.markdown import parse
 
 RUNS = Path(__file__).resolve().parents[1] / "results" / "runs"
 

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.reports.html import build, main
+from benchmarks.reports.markdown import inline, parse
 from benchmarks.reports.report.cells import cells_for, count_from_rate
-from benchmarks.reports.report.markdown import inline, parse
 from benchmarks.reports.report.page import fit_budget
 from benchmarks.reports.verdict import acceptance_interval, as_probability, verdict
 from benchmarks.stats import binomial_ci

@@ -438,7 +438,7 @@ def single_revision(
             raise AlfworldDataError(
                 f"rewrites for {case.id}: written for {original!r}, but this case's update is "
                 f"{update['text']!r} (another record source or seed?); regenerate the rewrites "
-                "with scripts/rewrite_single_revision.py for these cases"
+                "with python -m benchmarks.alfworld_revision.rewrite for these cases"
             )
         new_id = f"alfrev-single-{case.index:03d}"
         stream = []
@@ -469,7 +469,7 @@ def verifier_accepts(answer: str, destination: str) -> bool:
 
 def load_rewrite_rows(path: str | Path = OFFLINE_REWRITES) -> dict[str, dict[str, Any]]:
     """case id -> its row, from a JSONL file of {"case_id", "rewrite", "original", ...} rows
-    (the kept rewrites of scripts/rewrite_single_revision.py, or the offline set)."""
+    (the kept rewrites of python -m benchmarks.alfworld_revision.rewrite, or the offline set)."""
     out = {}
     lines = Path(path).read_text(encoding="utf-8").split("\n")
     for number, line in enumerate(lines, start=1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from benchmarks.alfworld_revision import paper
+from benchmarks.reports.markdown import Block
 from benchmarks.reports.report.cells import (
     RATE,
     Cell,
@@ -13,7 +14,6 @@ from benchmarks.reports.report.cells import (
     printed,
     printed_tables,
 )
-from benchmarks.reports.report.markdown import Block
 
 
 def table6_cells(df: pd.DataFrame, blocks: list[Block]) -> list[Cell]:

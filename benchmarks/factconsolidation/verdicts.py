@@ -7,8 +7,8 @@ from fractions import Fraction
 import pandas as pd
 
 from benchmarks.factconsolidation import paper
+from benchmarks.reports.markdown import Block
 from benchmarks.reports.report.cells import Cell, frame_count, make_cell
-from benchmarks.reports.report.markdown import Block
 
 
 def table7_cells(df: pd.DataFrame, blocks: list[Block], table: str = "table7") -> list[Cell]:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
-from benchmarks.reports.report.markdown import Block, Table, parse
+from benchmarks.reports.markdown import Block, Table, parse
 
 __all__ = ["Document", "Frame", "markdown_table"]
 

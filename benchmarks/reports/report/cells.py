@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports import registry
-from benchmarks.reports.report.markdown import Block, Table
+from benchmarks.reports.markdown import Block, Table
 from benchmarks.reports.verdict import Verdict, as_probability, verdict
 from benchmarks.stats import binomial_ci
 

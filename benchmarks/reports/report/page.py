@@ -22,9 +22,9 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from benchmarks.reports.markdown import inline, is_numeric
 from benchmarks.reports.names import display_name
 from benchmarks.reports.report.cells import no_verdict
-from benchmarks.reports.report.markdown import inline, is_numeric
 from benchmarks.reports.report.sources import Figure, Section
 from benchmarks.results import is_scripted
 

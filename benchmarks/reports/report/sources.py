@@ -22,8 +22,8 @@ import pandas as pd
 
 from benchmarks.reports import registry, tables
 from benchmarks.reports.document import Document
+from benchmarks.reports.markdown import Block, parse, split_title
 from benchmarks.reports.report.cells import Cell, cells_for
-from benchmarks.reports.report.markdown import Block, parse, split_title
 from benchmarks.results import NoRuns, load_summaries
 
 __all__ = ["Figure", "Section", "gather", "table_names"]

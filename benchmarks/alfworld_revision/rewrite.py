@@ -3,8 +3,8 @@ case's templated update into a two-step move, and a rewrite is kept only if a te
 verifier recovers the destination from it. Every call goes through the response cache, so a
 rerun re-pays nothing.
 
-    python scripts/rewrite_single_revision.py --writer local --out results/alfworld/single.jsonl
-    python scripts/rewrite_single_revision.py --llm vllm --writer vllm35b --out ...   # the paper's
+    python -m benchmarks.alfworld_revision.rewrite --writer local --out single.jsonl
+    python -m benchmarks.alfworld_revision.rewrite --llm vllm --writer vllm35b --out ...
 
 Roles: the rewriter is the writer profile (``configs/writer/``: ``vllm35b`` is the paper's
 stronger Qwen3.6-35B-A3B-FP8; ``local`` is the same Qwen2.5-Coder-1.5B as the local reader, so
@@ -43,9 +43,9 @@ from benchmarks.alfworld_revision import (
 )
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.usage import UsageMeter
-from benchmarks.runner.cli import CONFIG_DIR
 from benchmarks.runner.stack import ModelStack, role_group
 
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # the harness's configs/ (a link)
 VERIFIER_TEMPERATURE = 0.0  # B.2: "a temperature-0 verifier"
 
 
@@ -179,11 +179,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     writer = None if args.writer in ("none", "null", "") else args.writer
     overrides = [f"llm={args.llm}", *([f"writer={writer}"] if writer else []), *args.overrides]
     try:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        with initialize_config_dir(config_dir=str(CONFIGS), version_base="1.3"):
             cfg = compose(config_name="config", overrides=overrides)
         cases = generate(1, cases=args.cases, seed=args.seed, source=args.source)
     except Exception as err:  # a bad profile name or override, or a bad --cases
-        print(f"rewrite_single_revision: error: {err}".splitlines()[0], file=sys.stderr)
+        print(f"alfworld_revision.rewrite: error: {err}".splitlines()[0], file=sys.stderr)
         return 2
     resolved = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(resolved, dict)
