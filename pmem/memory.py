@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pmem.graph import (
     ALTERNATIVE,
@@ -59,6 +59,7 @@ class Citation:
 
 
 T = TypeVar("T")
+P = ParamSpec("P")
 #: how far ahead of the machine's clock an explicit `at=` may lie (clock skew between machines)
 MAX_AHEAD = dt.timedelta(days=1)
 
@@ -67,11 +68,11 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _writes(method: Callable[..., T]) -> Callable[..., T]:
+def _writes(method: Callable[Concatenate[Memory, P], T]) -> Callable[Concatenate[Memory, P], T]:
     """Run a writing operation as one transaction (`Memory._transaction`)."""
 
     @functools.wraps(method)
-    def write(self: Memory, *args: Any, **kwargs: Any) -> T:
+    def write(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         if self._depth or self._log.path is None:  # inside a transaction, or nothing to share
             return method(self, *args, **kwargs)
         with self._transaction():

@@ -89,12 +89,19 @@ def check_overrides(argv: list[str]) -> None:
                 )
 
 
+def plain(node: DictConfig) -> dict[str, Any]:
+    """A config node as plain data, its interpolations resolved: what a run hashes, checks and
+    writes into its manifest. Its keys are strings (the YAML's and the command line's)."""
+    data = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(data, dict)
+    return {str(key): value for key, value in data.items()}
+
+
 def build(node: DictConfig, **kwargs: Any) -> Any:
     """The component a config node describes. A constructor that refuses its settings (L=3, an
     unknown source, a wrong-typed or unknown parameter) is a `UsageError` naming the component,
     not Hydra's wrapped traceback."""
-    spec = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(spec, dict)
+    spec = plain(node)
     for key in META_KEYS:
         spec.pop(key, None)
     try:
@@ -114,8 +121,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
 
     for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)
+    resolved = plain(cfg)
     if is_scripted(resolved):
         resolved = keep_dry_run_stores_in_run_root(cfg)
     check_settings(resolved)  # types and ranges, before anything is built or started
@@ -273,7 +279,7 @@ def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
         for key in list(node.keys()) if isinstance(node, DictConfig) else ():
             value = node.get(key)
             if isinstance(value, DictConfig):
-                move(value, f"{where}.{key}")
+                move(value, f"{where}.{key!s}")
             elif isinstance(value, str) and value.startswith(RESULTS):
                 moved = str(dry / value.removeprefix(RESULTS))
                 log.info("%s.%s: a scripted run uses %s, not %s", where, key, moved, value)
@@ -281,9 +287,7 @@ def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
 
     move(cfg.arm, "arm")
     move(cfg.scorers, "scorers")
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)
-    return resolved
+    return plain(cfg)
 
 
 def check_same_data(folder: Path, before: dict[str, Any], now: dict[str, Any]) -> None:

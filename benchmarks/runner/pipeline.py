@@ -37,7 +37,10 @@ INGEST_PROGRESS_FILE = "ingest_progress.json"
 
 def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
     """The arm class behind a factory (Hydra builds arms as `functools.partial`s)."""
-    return getattr(factory, "func", factory)  # type: ignore[return-value]
+    target = getattr(factory, "func", factory)
+    if not (isinstance(target, type) and issubclass(target, MemoryArm)):
+        raise TypeError(f"{factory!r} builds no MemoryArm: an arm's _target_ is its class")
+    return target
 
 
 ROLES = ("writer", "embedder", "judge")
