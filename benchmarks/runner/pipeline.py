@@ -11,7 +11,7 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,6 +24,7 @@ from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.runs import CALLS_FILE, JsonLines, RunFolder
 from benchmarks.runner.types import Benchmark, Episode, Question
 from benchmarks.stats import binomial_ci
+from pmem.protocols import Completion
 
 if TYPE_CHECKING:
     from benchmarks.runner.stack import ModelStack
@@ -202,7 +203,7 @@ async def answer_stage(
                 merge_usage(own, services)
 
     async def answer_one(arm: MemoryArm, ep: Episode, q: Question) -> None:
-        def ask(text: str) -> Any:
+        def ask(text: str) -> Awaitable[Completion]:
             return reader.complete(bench.answer_messages(q, text))
 
         with recording() as calls:  # this question's calls only: the reader's and any other
