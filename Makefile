@@ -338,4 +338,4 @@ report: setup
 	$(BIN)/python -m benchmarks.reports.html --out results/report.html
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis build *.egg-info
