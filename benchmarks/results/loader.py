@@ -453,14 +453,18 @@ def export_runs(
     for exp, folder in run_folders(root, experiment):
         if is_scripted(read_manifest(folder).config):
             continue
-        summary = read_summary(folder)
-        if not unfinished and not summary.complete:
+        # what the export needs of the summary, which it copies as it is: whether it is whole
+        # (a summary that does not say is taken as whole)
+        summary_file = folder / "summary.json"
+        summary = json.loads(summary_file.read_text())
+        schema_of(summary, summary_file)
+        if not unfinished and not summary.get("complete", True):
             log.warning(
                 "export: %s answered %s of its %s questions: left behind (finished only); "
                 "rerun it to resume",
                 folder,
-                summary.n,
-                summary.expected,
+                summary.get("n"),
+                summary.get("expected"),
             )
             continue
         target = _fresh(Path(dest) / exp / folder.name)
