@@ -147,11 +147,13 @@ demo: setup
 smoke: setup-local
 	$(BIN)/pmem-bench experiment=smoke
 
-# ruff, then the import contracts of docs/architecture.md (.importlinter).
+# ruff, then the import contracts of docs/architecture.md (.importlinter), then the types of the
+# library, the runner, model access and the results loader (mypy; settings in pyproject.toml).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy pmem benchmarks/runner benchmarks/models benchmarks/results
 
 format: setup
 	$(BIN)/ruff format .
@@ -336,4 +338,4 @@ report: setup
 	$(BIN)/python -m benchmarks.reports.html --out results/report.html
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis build *.egg-info

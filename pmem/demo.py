@@ -52,7 +52,8 @@ def _stories(store: str) -> None:
         print("the Q3 plan rests on $50k:", m.citation_status("plan:q3-campaign"))
         m.revoke("client.budget", evidence=m.observe("Sorry, the $50k was an error."))
         print("after retraction:  ", m.render(["client.budget"], disclose=["history"]))
-        print("reinstated version:", m.cell("client.budget").head.id, "== the original", b1)
+        reinstated = m.cell("client.budget").head
+        print("reinstated version:", reinstated and reinstated.id, "== the original", b1)
         print(
             "the Q3 plan now:  ",
             m.citation_status("plan:q3-campaign"),

@@ -150,7 +150,11 @@ class Cell:
 # aware UTC datetime; a date means midnight UTC and a naive datetime is taken as UTC.
 
 
-def to_time(value: Any, name: str) -> dt.datetime:
+#: a time the operations take: an ISO 8601 string, a date (midnight UTC) or a datetime
+TimeLike = dt.datetime | dt.date | str
+
+
+def to_time(value: object, name: str) -> dt.datetime:
     """Normalize a user-supplied time, naming the argument when it cannot be read."""
     if isinstance(value, dt.datetime):
         t = value
@@ -173,7 +177,7 @@ def to_time(value: Any, name: str) -> dt.datetime:
     return t.astimezone(dt.UTC)
 
 
-def opt_time(value: Any, name: str) -> dt.datetime | None:
+def opt_time(value: object, name: str) -> dt.datetime | None:
     return None if value is None else to_time(value, name)
 
 

@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pmem.graph import (
     ALTERNATIVE,
@@ -28,6 +28,7 @@ from pmem.graph import (
     Cell,
     Evidence,
     InvalidOperation,
+    TimeLike,
     Version,
     iso,
     opt_time,
@@ -59,6 +60,9 @@ class Citation:
 
 
 T = TypeVar("T")
+P = ParamSpec("P")
+#: the evidence of an operation: an evidence id (`observe`), several, or none
+EvidenceIds = str | Iterable[str] | None
 #: how far ahead of the machine's clock an explicit `at=` may lie (clock skew between machines)
 MAX_AHEAD = dt.timedelta(days=1)
 
@@ -67,11 +71,11 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def _writes(method: Callable[..., T]) -> Callable[..., T]:
+def _writes(method: Callable[Concatenate[Memory, P], T]) -> Callable[Concatenate[Memory, P], T]:
     """Run a writing operation as one transaction (`Memory._transaction`)."""
 
     @functools.wraps(method)
-    def write(self: Memory, *args: Any, **kwargs: Any) -> T:
+    def write(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> T:
         if self._depth or self._log.path is None:  # inside a transaction, or nothing to share
             return method(self, *args, **kwargs)
         with self._transaction():
@@ -166,7 +170,7 @@ class Memory:
     # -- evidence -----------------------------------------------------------------------------
 
     @_writes
-    def observe(self, text: str, source: str = "user", at: Any = None) -> str:
+    def observe(self, text: str, source: str = "user", at: TimeLike | None = None) -> str:
         """Record a raw observation (an evidence node); returns its id for `evidence=`."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidOperation(None, "observe: text must be a non-empty string")
@@ -187,7 +191,12 @@ class Memory:
 
     @_writes
     def accept(
-        self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
+        self,
+        key: str,
+        value: str,
+        evidence: EvidenceIds = None,
+        valid_from: TimeLike | None = None,
+        at: TimeLike | None = None,
     ) -> str:
         """New head (active); the incumbent is retyped superseded and kept."""
         key = _key(key)
@@ -199,9 +208,9 @@ class Memory:
         self,
         key: str,
         value: str | None = None,
-        evidence: Any = None,
-        valid_from: Any = None,
-        at: Any = None,
+        evidence: EvidenceIds = None,
+        valid_from: TimeLike | None = None,
+        at: TimeLike | None = None,
     ) -> str | None:
         """With a value: new head, the incumbent retyped contradicted (recorded wrong). Without:
         the head is contradicted and the cell rolls back like `revoke`."""
@@ -221,7 +230,12 @@ class Memory:
 
     @_writes
     def contest(
-        self, key: str, value: str, evidence: Any = None, valid_from: Any = None, at: Any = None
+        self,
+        key: str,
+        value: str,
+        evidence: EvidenceIds = None,
+        valid_from: TimeLike | None = None,
+        at: TimeLike | None = None,
     ) -> str:
         """Attach a competing value as an alternative; the head becomes contested."""
         key = _key(key)
@@ -234,7 +248,9 @@ class Memory:
         return f"v{self._commit('contest', key, body, at).seq}"
 
     @_writes
-    def resolve(self, key: str, value: str, evidence: Any = None, at: Any = None) -> str:
+    def resolve(
+        self, key: str, value: str, evidence: EvidenceIds = None, at: TimeLike | None = None
+    ) -> str:
         """Settle a contested cell: the chosen value heads it, every other one is contradicted."""
         key = _key(key)
         head = self._state.head.get(key)
@@ -255,7 +271,9 @@ class Memory:
         return self._head_id(key)  # type: ignore[return-value]
 
     @_writes
-    def revoke(self, key: str, evidence: Any = None, at: Any = None) -> str | None:
+    def revoke(
+        self, key: str, evidence: EvidenceIds = None, at: TimeLike | None = None
+    ) -> str | None:
         """Retract the head (tombstone); the nearest predecessor that held reopens, else empty."""
         key = _key(key)
         head = self._head_or_fail(key, "revoke")
@@ -264,7 +282,7 @@ class Memory:
         return self._head_id(key)
 
     @_writes
-    def support(self, key: str, evidence: Any = None, at: Any = None) -> str:
+    def support(self, key: str, evidence: EvidenceIds = None, at: TimeLike | None = None) -> str:
         """The paper's noop: the head gains a supported-by edge and a confirmation time."""
         key = _key(key)
         self._head_or_fail(key, "support")
@@ -340,7 +358,9 @@ class Memory:
 
     # -- time (field report: valid time vs recorded time) -------------------------------------
 
-    def as_of(self, key: str, valid_at: Any = None, recorded_at: Any = None) -> Version | None:
+    def as_of(
+        self, key: str, valid_at: TimeLike | None = None, recorded_at: TimeLike | None = None
+    ) -> Version | None:
         """`valid_at=D`: the version that held on D, by effective dates along the current chain.
         `recorded_at=D`: the head memory believed on D, replayed from the log. Both: what memory
         believed on `recorded_at` about `valid_at`. Neither: the current head."""
@@ -359,7 +379,7 @@ class Memory:
             return self._state.snapshot(chain[0])
         return state.snapshot(chain[0])
 
-    def unconfirmed(self, since: Any) -> list[Cell]:
+    def unconfirmed(self, since: TimeLike | dt.timedelta) -> list[Cell]:
         """Heads neither admitted nor confirmed since `since` (a time, or a timedelta back from
         now): the field report's "flag a chain head not confirmed within an agreed interval"."""
         cutoff = (
@@ -372,7 +392,7 @@ class Memory:
     # -- citations (field report: stale vs unfounded dependants) ------------------------------
 
     @_writes
-    def cite(self, item: str, version_id: str, at: Any = None) -> None:
+    def cite(self, item: str, version_id: str, at: TimeLike | None = None) -> None:
         """Record that an outside item (a plan, a bet, a derived answer) rests on a version."""
         if not isinstance(item, str) or not item.strip():
             raise InvalidOperation(None, "cite: item must be a non-empty string")
@@ -460,7 +480,7 @@ class Memory:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _commit(self, op: str, key: str | None, body: dict[str, Any], at: Any) -> Entry:
+    def _commit(self, op: str, key: str | None, body: dict[str, Any], at: TimeLike | None) -> Entry:
         when = self._clock() if at is None else to_time(at, "at")
         if at is not None and when > _utcnow() + MAX_AHEAD:
             # recorded time only moves forward: one entry dated years ahead would refuse every
@@ -485,14 +505,16 @@ class Memory:
     def _entries_of(self, key: str) -> list[Entry]:
         return list(self._log.entries(key))
 
-    def _version_body(self, key: str, value: Any, evidence: Any, valid_from: Any) -> dict[str, Any]:
+    def _version_body(
+        self, key: str, value: object, evidence: EvidenceIds, valid_from: TimeLike | None
+    ) -> dict[str, Any]:
         return {
             "value": _value(key, value),
             "evidence": self._evidence_ids(key, evidence),
             "valid_from": iso(opt_time(valid_from, "valid_from")),
         }
 
-    def _evidence_ids(self, key: str, evidence: Any) -> list[str]:
+    def _evidence_ids(self, key: str, evidence: EvidenceIds) -> list[str]:
         if evidence is None:
             return []
         ids = [evidence] if isinstance(evidence, str) else list(evidence)
@@ -526,7 +548,7 @@ class Memory:
 # ---------------------------------------------------------------------------------------------
 
 
-def _key(key: Any) -> str:
+def _key(key: object) -> str:
     if not isinstance(key, str) or not key.strip():
         raise InvalidOperation(
             key if isinstance(key, str) else None,
@@ -537,7 +559,7 @@ def _key(key: Any) -> str:
     return key
 
 
-def _value(key: str, value: Any) -> str:
+def _value(key: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidOperation(key, f"a value must be a non-empty string, not {value!r}")
     return value

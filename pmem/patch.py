@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, fields
 from typing import Any
 
-from pmem.graph import OPERATIONS, InvalidOperation
+from pmem.graph import OPERATIONS, InvalidOperation, TimeLike
 
 PATCH_OPS = ("revise", *OPERATIONS, "noop")
 
@@ -39,8 +39,8 @@ class Patch:
     status: str | None = None
     supersedes: str | None = None  # the version id or value the patch claims to replace
     evidence: str | list[str] | None = None
-    valid_from: Any = None
-    at: Any = None
+    valid_from: TimeLike | None = None
+    at: TimeLike | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "patch") -> Patch:

@@ -26,7 +26,7 @@ def one_line(text: str) -> str:
 
 
 def render_cell(cell: Cell, modes: frozenset[str] = frozenset()) -> str:
-    line = f"{one_line(cell.key)} = {one_line(cell.value) if cell.head else '(empty)'}"
+    line = f"{one_line(cell.key)} = {one_line(cell.head.value) if cell.head else '(empty)'}"
     if cell.status == CONTESTED:
         line += " (contested)"
     if "support" in modes and cell.head is not None:

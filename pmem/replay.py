@@ -22,6 +22,8 @@ def copy_log(src: Memory, dst: Memory) -> None:
             ev = b.get("evidence") or None
             if e.op == "observe":
                 dst.observe(b["text"], source=b.get("source", "user"), at=e.at)
+            elif e.key is None:  # every operation but an observation is on a key
+                raise ValueError(f"copy_log: log entry {e.seq} ({e.op}) names no key")
             elif e.op in ("accept", "contest", "reject"):
                 value = b.get("value")
                 if e.op == "reject" and value is None:

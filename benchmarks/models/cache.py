@@ -178,7 +178,8 @@ class ResponseCache:
         bytes), the stored request and response texts as they are; how many were written."""
         if self._db is None:
             raise ValueError("a disabled cache has nothing to dump")
-        where, args = ["1"], []
+        where = ["1"]
+        args: list[float | str] = []
         if since is not None:
             where.append("created >= ?")
             args.append(since)

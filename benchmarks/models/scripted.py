@@ -456,7 +456,8 @@ class _HTTPServer(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); loopback needs none.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
 
     def close_connections(self) -> None:
         """Drop kept-alive connections, so a stopped server is really gone for its clients."""

@@ -27,6 +27,7 @@ from benchmarks.results.loader import (
     load_runs,
     load_summaries,
 )
+from benchmarks.results.records import SchemaError
 
 WIDTH = 100
 
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"exported {folder}" + ("" if done else " (unfinished: its progress only)"))
             return 0
         df = load_summaries(args.runs, include_scripted=args.include_scripted)
-    except NoRuns as err:
+    except (NoRuns, SchemaError) as err:  # SchemaError: a record of a newer harness
         print(f"results: {err}", file=sys.stderr)
         return 2
     scores = [c for c in df.columns if c.endswith(".acc")]

@@ -18,13 +18,25 @@ import gzip
 import json
 import logging
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
+from benchmarks.results.records import (
+    Manifest,
+    Prediction,
+    Record,
+    Sample,
+    SchemaError,
+    Score,
+    Summary,
+    schema_of,
+)
+
 log = logging.getLogger(__name__)
+R = TypeVar("R", bound=Record)
 
 # The server of the scripted profile (configs/server/scripted.yaml): a run any of whose models it
 # served is a dry run, never a paper figure.
@@ -131,22 +143,32 @@ def run_folders(
         yield summary.parent.parent.name, summary.parent
 
 
+def jsonl_file(folder: Path, name: str) -> Path | None:
+    """`<name>.jsonl` in a run folder, or else the export's `<name>.jsonl.gz`; None when there
+    is neither."""
+    plain, packed = folder / f"{name}.jsonl", folder / f"{name}.jsonl.gz"
+    return plain if plain.exists() else packed if packed.exists() else None
+
+
 def jsonl_text(folder: Path, name: str) -> str | None:
     """The text of `<name>.jsonl` in a run folder, or of the export's `<name>.jsonl.gz`; None
     when there is neither."""
-    plain, packed = folder / f"{name}.jsonl", folder / f"{name}.jsonl.gz"
-    if plain.exists():
-        return plain.read_text(encoding="utf-8")
-    if packed.exists():
-        return gzip.decompress(packed.read_bytes()).decode("utf-8")
-    return None
+    path = jsonl_file(folder, name)
+    if path is None:
+        return None
+    if path.suffix == ".gz":
+        return gzip.decompress(path.read_bytes()).decode("utf-8")
+    return path.read_text(encoding="utf-8")
 
 
 def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
-    """A run's `<name>.jsonl` (or the export's `<name>.jsonl.gz`); [] when it has none. Lines
-    that are not records are skipped here (the runner sets them aside when it resumes)."""
+    """A run's `<name>.jsonl` (or the export's `<name>.jsonl.gz`) as JSON; [] when it has none.
+    Lines that are not records are skipped here (the runner sets them aside when it resumes); a
+    record of a newer schema than this harness reads is refused (`SchemaError`, naming the
+    file). `read_typed` gives the records as their types."""
+    path = jsonl_file(folder, name)
     text = jsonl_text(folder, name)
-    if text is None:
+    if path is None or text is None:
         return []
     out = []
     for line in text.split("\n"):  # not splitlines(): JSON lines end at \n only
@@ -155,8 +177,32 @@ def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
         except ValueError:
             continue
         if isinstance(record, dict) and "id" in record:
+            schema_of(record, path)
             out.append(record)
     return out
+
+
+def read_typed(folder: Path, name: str, kind: type[R]) -> list[R]:
+    """A run's `<name>.jsonl` records (`read_records`) as `kind` (`Prediction`, `Score`,
+    `Sample`)."""
+    path = jsonl_file(folder, name)
+    return [kind.from_json(r, path or folder / name) for r in read_records(folder, name)]
+
+
+def read_json_record(path: Path, kind: type[R]) -> R:
+    """A run's summary.json or manifest.json as its type (`Summary`, `Manifest`)."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise SchemaError(f"{path}: not a record (a JSON {type(data).__name__})")
+    return kind.from_json(data, path)
+
+
+def read_summary(folder: Path) -> Summary:
+    return read_json_record(folder / "summary.json", Summary)
+
+
+def read_manifest(folder: Path) -> Manifest:
+    return read_json_record(folder / "manifest.json", Manifest)
 
 
 def _portable(value: Any) -> Any:
@@ -165,8 +211,8 @@ def _portable(value: Any) -> Any:
     return Path(value).name if isinstance(value, str) and value.startswith("/") else value
 
 
-def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    cfg = manifest["config"]
+def _run_columns(experiment: str, folder: Path, manifest: Manifest) -> dict[str, Any]:
+    cfg = manifest.config
     return {
         "experiment": experiment,
         "run": folder.name,
@@ -191,34 +237,34 @@ def _run_columns(experiment: str, folder: Path, manifest: dict[str, Any]) -> dic
 
 def summary_row(experiment: str, folder: Path) -> dict[str, Any]:
     """One run's row: its config, profile, size, scores (in %) and read size."""
-    summary = json.loads((folder / "summary.json").read_text())
-    manifest = json.loads((folder / "manifest.json").read_text())
+    summary = read_summary(folder)
+    manifest = read_manifest(folder)
     row = _run_columns(experiment, folder, manifest)
     row.update(
         {
-            "n": summary["n"],
-            "expected": summary["expected"],
-            "complete": summary["complete"],
-            "started_at": manifest.get("started_at"),
-            "git_commit": (manifest.get("git") or {}).get("commit"),
+            "n": summary.n,
+            "expected": summary.expected,
+            "complete": summary.complete,
+            "started_at": manifest.started_at,
+            "git_commit": manifest.git.get("commit") if manifest.git else None,
         }
     )
-    read = summary.get("read", {})
+    read = summary.read or {}
     row["mean_chars"] = read.get("mean_chars")
     row["mean_tokens"] = read.get("mean_tokens")
     for key, value in (read.get("meta") or {}).items():
         row[f"meta.{key}"] = value
-    for key, r in (summary.get("rates") or {}).items():
+    for key, r in (summary.rates or {}).items():
         row[f"rate.{key}"] = 100 * r["rate"]
         row[f"rate.{key}.n"] = r["n"]
-    for scorer, s in summary["scores"].items():
+    for scorer, s in summary.scores.items():
         row[f"{scorer}.acc"] = 100 * s["accuracy"]
         row[f"{scorer}.lo"] = 100 * s["ci95"][0]
         row[f"{scorer}.hi"] = 100 * s["ci95"][1]
         row[f"{scorer}.n"] = s["n"]
-        for metric, value in s.items():
-            if metric not in ("accuracy", "ci95", "n", "correct") and isinstance(value, float):
-                row[f"{scorer}.{metric}"] = 100 * value
+        for metric, figure in s.items():
+            if metric not in ("accuracy", "ci95", "n", "correct") and isinstance(figure, float):
+                row[f"{scorer}.{metric}"] = 100 * figure
     return row
 
 
@@ -248,33 +294,33 @@ def load_runs(
     folder, to load its questions only."""
     rows = []
     for exp, folder in run_folders(root, experiment, run):
-        manifest = json.loads((folder / "manifest.json").read_text())
-        run = _run_columns(exp, folder, manifest)
-        predictions = {r["id"]: r for r in read_records(folder, "predictions")}
-        samples = {r["id"]: r for r in read_records(folder, "samples")}  # last line per id wins
-        for score in read_records(folder, "scores"):
-            pred = predictions.get(score["id"], {})
+        columns = _run_columns(exp, folder, read_manifest(folder))
+        predictions = {p.id: p for p in read_typed(folder, "predictions", Prediction)}
+        # the last line per id wins
+        samples = {s.id: s for s in read_typed(folder, "samples", Sample)}
+        for score in read_typed(folder, "scores", Score):
+            pred = predictions.get(score.id) or Prediction(id=score.id, schema=0)
             row: dict[str, Any] = {
-                **run,
-                "id": score["id"],
-                "episode": pred.get("episode"),
-                "question": pred.get("question"),
-                "golds": pred.get("golds"),
-                "prediction": pred.get("prediction"),
-                "context_chars": pred.get("context_chars"),
-                "context_tokens": pred.get("context_tokens"),
-                "context_meta": pred.get("context_meta"),
-                "question_meta": pred.get("meta"),
+                **columns,
+                "id": score.id,
+                "episode": pred.episode,
+                "question": pred.question,
+                "golds": pred.golds,
+                "prediction": pred.prediction,
+                "context_chars": pred.context_chars,
+                "context_tokens": pred.context_tokens,
+                "context_meta": pred.context_meta,
+                "question_meta": pred.meta,
             }
-            for scorer, fields in score.items():
+            for scorer, fields in score.scorers.items():
                 if isinstance(fields, dict):
                     row.update({f"{scorer}.{k}": v for k, v in fields.items()})
-            sample = samples.get(score["id"])
+            sample = samples.get(score.id)
             if sample is not None:
-                context = sample.get("context") or {}
+                context: Mapping[str, Any] = sample.context or {}
                 row["context_text"] = context.get("text")
                 row["context_ids"] = context.get("ids")
-                row["calls"] = sample.get("calls")
+                row["calls"] = sample.calls
             rows.append(row)
     return _kept(rows, root, experiment, include_scripted)
 
@@ -302,8 +348,7 @@ def load_ingest(
     `snapshot` (episode) and the call's fields. Runs from before the sample log have none."""
     rows = []
     for exp, folder in run_folders(root, experiment):
-        manifest = json.loads((folder / "manifest.json").read_text())
-        run = _run_columns(exp, folder, manifest)
+        run = _run_columns(exp, folder, read_manifest(folder))
         rows += [{**run, **call} for call in ingest_calls(folder)]
     return _kept(rows, root, experiment, include_scripted)
 
@@ -332,14 +377,14 @@ def load_partial(root: str | Path = "runs", experiment: str | None = None) -> pd
         answered = len({r.get("id") for r in read_records(folder, "predictions")})
         if not running and not answered:
             continue
-        manifest = json.loads(manifest_path.read_text())
+        manifest = read_json_record(manifest_path, Manifest)
         row = {
             **_run_columns(folder.parent.name, folder, manifest),
-            "started_at": manifest.get("started_at"),
+            "started_at": manifest.started_at,
             "episodes_done": sum((p / SNAPSHOT_DONE).exists() for p in snapshots),
             "stage": "ingest" if running else "answer",
             "answered": answered,
-            "expected": manifest["config"]["benchmark"].get("limit"),
+            "expected": manifest.config["benchmark"].get("limit"),
         }
         if running:
             record = json.loads(running[-1].read_text())
@@ -406,10 +451,13 @@ def export_runs(
     run's export (the same config rerun here has not caught up with it yet)."""
     written = []
     for exp, folder in run_folders(root, experiment):
-        manifest = json.loads((folder / "manifest.json").read_text())
-        if is_scripted(manifest["config"]):
+        if is_scripted(read_manifest(folder).config):
             continue
-        summary = json.loads((folder / "summary.json").read_text())
+        # what the export needs of the summary, which it copies as it is: whether it is whole
+        # (a summary that does not say is taken as whole)
+        summary_file = folder / "summary.json"
+        summary = json.loads(summary_file.read_text())
+        schema_of(summary, summary_file)
         if not unfinished and not summary.get("complete", True):
             log.warning(
                 "export: %s answered %s of its %s questions: left behind (finished only); "
@@ -456,8 +504,7 @@ def export_runs(
     if not unfinished:
         return written
     for folder in map(Path, load_partial(root, experiment).get("folder", [])):
-        manifest = json.loads((folder / "manifest.json").read_text())
-        if is_scripted(manifest["config"]):
+        if is_scripted(read_manifest(folder).config):
             continue
         target = Path(dest) / folder.parent.name / folder.name
         if (target / "summary.json").exists():

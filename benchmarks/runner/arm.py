@@ -16,9 +16,14 @@ import abc
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from benchmarks.models.protocols import ChatClient, EmbeddingClient
 from benchmarks.runner.types import Event, Question, Wording
+from pmem.protocols import Completion
+
+if TYPE_CHECKING:
+    from pmem.protocols import Writer
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +34,26 @@ class Context:
 
 
 #: the benchmark's answer prompt around a context, sent to the shared reader: context -> reply
-Ask = Callable[[str], Awaitable[Any]]
+Ask = Callable[[str], Awaitable[Completion]]
 
 
 @dataclass(slots=True)
 class Services:
-    """Model clients an arm may call; None when the profile has no such model."""
+    """Model clients an arm may call; None when the profile has no such model. The harness
+    passes `benchmarks.models.ChatModel` and `Embedder` clients; a test, any object with the
+    protocols' methods."""
 
-    writer: Any = None  # benchmarks.models.ChatModel
-    embedder: Any = None  # benchmarks.models.client.Embedder
-    judge: Any = None  # a larger chat model some read paths consult (Table 9's 35B router)
+    writer: ChatClient | None = None
+    embedder: EmbeddingClient | None = None
+    judge: ChatClient | None = None  # a larger chat model some read paths consult (Table 9)
+
+
+if TYPE_CHECKING:
+    # A writer an arm is given is one the library's write paths take (checked by mypy, never
+    # run). The embedder is the library's `Embedder` at run time too (an array's rows are
+    # sequences of floats), though not to a type checker: numpy's array is no `Sequence`.
+    def _writes_for_the_library(writer: ChatClient) -> Writer:
+        return writer
 
 
 class MemoryArm(abc.ABC):
@@ -70,7 +85,7 @@ class MemoryArm(abc.ABC):
     @abc.abstractmethod
     async def read(self, question: Question) -> Context: ...
 
-    async def respond(self, question: Question, ask: Ask) -> tuple[Context, Any]:
+    async def respond(self, question: Question, ask: Ask) -> tuple[Context, Completion]:
         """Read, then let the reader answer: (the context it answered from, its reply).
 
         Arms whose read is a dialogue with the reader (P-Mem's iterative readout, B.4) override

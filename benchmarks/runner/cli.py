@@ -32,6 +32,7 @@ from benchmarks.models.local.base import LocalModelError
 from benchmarks.models.server import ServerStartError
 from benchmarks.models.usage import UsageMeter
 from benchmarks.results.loader import is_scripted
+from benchmarks.results.records import Manifest, SchemaError, Score, Summary
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, machine, manifest
 from benchmarks.runner.settings import SettingError, check_settings
@@ -63,6 +64,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     LocalModelError,
     ServerStartError,
     StoreError,
+    SchemaError,
     OSError,
 )
 
@@ -101,12 +103,19 @@ def check_overrides(argv: list[str]) -> None:
                 )
 
 
+def plain(node: DictConfig) -> dict[str, Any]:
+    """A config node as plain data, its interpolations resolved: what a run hashes, checks and
+    writes into its manifest. Its keys are strings (the YAML's and the command line's)."""
+    data = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(data, dict)
+    return {str(key): value for key, value in data.items()}
+
+
 def build(node: DictConfig, **kwargs: Any) -> Any:
     """The component a config node describes. A constructor that refuses its settings (L=3, an
     unknown source, a wrong-typed or unknown parameter) is a `UsageError` naming the component,
     not Hydra's wrapped traceback."""
-    spec = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(spec, dict)
+    spec = plain(node)
     for key in META_KEYS:
         spec.pop(key, None)
     try:
@@ -126,8 +135,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
 
     for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)
+    resolved = plain(cfg)
     if is_scripted(resolved):
         resolved = keep_dry_run_stores_in_run_root(cfg)
     check_settings(resolved)  # types and ranges, before anything is built or started
@@ -148,13 +156,14 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             prompts.update(
                 {f"scorer.{name}.{k}": v for k, v in getattr(scorer, "prompts", {}).items()}
             )
-        previous = run.read_json("manifest.json")
-        info = manifest(resolved, bench.fingerprint(), prompts)
-        if previous:
-            check_same_data(run.path, previous["dataset"], info["dataset"])
-            check_same_prompts(run.path, previous.get("prompts"), info["prompts"])
-            info["first_started_at"] = previous.get("first_started_at", previous["started_at"])
-        run.write_json("manifest.json", info)
+        previous = run.read_record("manifest.json", Manifest)
+        fingerprint = bench.fingerprint()
+        info = manifest(resolved, fingerprint, prompts)
+        if previous is not None:
+            check_same_data(run.path, previous.dataset or {}, fingerprint)
+            check_same_prompts(run.path, previous.prompts, info.prompts or {})
+            info.first_started_at = previous.first_started_at or previous.started_at
+        run.write_record("manifest.json", info)
         log_file = _log_to(run.path / "run.log")
         print(f"run folder: {run.path}  ({expected} questions in {len(episodes)} episodes)")
         log.info(
@@ -162,7 +171,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             cfg.arm.name,
             cfg.benchmark.name,
             expected,
-            info["config_sha256"][:10],
+            (info.config_sha256 or "")[:10],
         )
         if cfg.run.dry_run:
             print(OmegaConf.to_yaml(cfg))
@@ -180,7 +189,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         stack = ModelStack(resolved, cache, meter, run.logs)
         started = time.perf_counter()
 
-        async def stages() -> list[dict[str, Any]]:
+        async def stages() -> list[Score]:
             try:
                 if not cfg.run.rescore:
                     await answer_stage(
@@ -217,34 +226,42 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             stack.stop_servers()
             logging.getLogger().removeHandler(log_file)
         wall = time.perf_counter() - started
-        predictions = unique_by_id(run.predictions.read())
-        summary = summarize(predictions, rows, expected)
+        # the records as JSON, the form the scorers and a benchmark's own hook read
+        predictions = [p.to_json() for p in unique_by_id(run.predictions.read())]
+        scores = [s.row() for s in rows]
+        stats = summarize(predictions, scores, expected)
         on_scored = getattr(bench, "on_scored", None)  # a benchmark's own figures and files
+        figures: dict[str, Any] = {}
         if on_scored is not None and not read_only:
-            summary.update(on_scored(run.path, predictions, rows, resolved))
+            figures = on_scored(run.path, predictions, scores, resolved)
         earlier_attempts = run.attempts.read()
         earlier = UsageMeter()
         for attempt in earlier_attempts:
             earlier.merge(attempt.get("usage") or {})
         earlier_wall = sum(float(a.get("wall_s") or 0) for a in earlier_attempts)
         stopped = sum(a.get("outcome") == "stopped" for a in earlier_attempts)
-        summary.update(
-            {
-                "run": str(run.path),
-                "usage": meter.to_dict(),  # this attempt's
-                "wall_s": round(wall, 2),
-                # what the attempts on this folder before this one paid (attempts.jsonl)
-                "earlier_attempts": {
-                    "n": len(earlier_attempts),
-                    "stopped": stopped,
-                    "usage": earlier.to_dict(),
-                    "wall_s": round(earlier_wall, 2),
-                },
-                "rescore": bool(cfg.run.rescore),
-                "read_only": read_only,
-            }
+        summary = Summary(
+            n=stats["n"],
+            expected=stats["expected"],
+            complete=stats["complete"],
+            scores=stats["scores"],
+            rates=stats.get("rates"),
+            read=stats.get("read"),
+            extra=figures,
+            run=str(run.path),
+            usage=meter.to_dict(),  # this attempt's
+            wall_s=round(wall, 2),
+            # what the attempts on this folder before this one paid (attempts.jsonl)
+            earlier_attempts={
+                "n": len(earlier_attempts),
+                "stopped": stopped,
+                "usage": earlier.to_dict(),
+                "wall_s": round(earlier_wall, 2),
+            },
+            rescore=bool(cfg.run.rescore),
+            read_only=read_only,
         )
-        run.write_json("summary.json", summary)
+        run.write_record("summary.json", summary)
         run.attempts.append(attempt_record("completed", wall, meter))
         cost = f"cost: {meter.summary_line()} | wall {wall:,.1f} s"
         if earlier_attempts:
@@ -252,11 +269,12 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
                 f"\nbefore this attempt, {len(earlier_attempts)} attempt(s) ({stopped} stopped) "
                 f"paid: {earlier.paid_line()} | wall {earlier_wall:,.1f} s (attempts.jsonl)"
             )
-        print(report(summary))
+        written = summary.to_json()
+        print(report(written))
         print(cost)
         with (run.path / "run.log").open("a") as f:
-            f.write(report(summary) + "\n" + cost + "\n")
-        return summary
+            f.write(report(written) + "\n" + cost + "\n")
+        return written
 
 
 RESULTS = "results/"  # the committed results: a dry run never writes there
@@ -275,7 +293,7 @@ def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
         for key in list(node.keys()) if isinstance(node, DictConfig) else ():
             value = node.get(key)
             if isinstance(value, DictConfig):
-                move(value, f"{where}.{key}")
+                move(value, f"{where}.{key!s}")
             elif isinstance(value, str) and value.startswith(RESULTS):
                 moved = str(dry / value.removeprefix(RESULTS))
                 log.info("%s.%s: a scripted run uses %s, not %s", where, key, moved, value)
@@ -283,9 +301,7 @@ def keep_dry_run_stores_in_run_root(cfg: DictConfig) -> dict[str, Any]:
 
     move(cfg.arm, "arm")
     move(cfg.scorers, "scorers")
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(resolved, dict)
-    return resolved
+    return plain(cfg)
 
 
 def check_same_data(folder: Path, before: dict[str, Any], now: dict[str, Any]) -> None:

@@ -11,18 +11,20 @@ import hashlib
 import json
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tqdm import tqdm
 
 from benchmarks.models.calls import recording
 from benchmarks.models.usage import UsageMeter
+from benchmarks.results.records import Prediction, ReadContext, Sample, Score
 from benchmarks.runner.arm import Context, MemoryArm, Services
 from benchmarks.runner.runs import CALLS_FILE, JsonLines, RunFolder
 from benchmarks.runner.types import Benchmark, Episode, Question
 from benchmarks.stats import binomial_ci
+from pmem.protocols import Completion
 
 if TYPE_CHECKING:
     from benchmarks.runner.stack import ModelStack
@@ -36,7 +38,10 @@ INGEST_PROGRESS_FILE = "ingest_progress.json"
 
 def arm_class(factory: Callable[..., MemoryArm]) -> type[MemoryArm]:
     """The arm class behind a factory (Hydra builds arms as `functools.partial`s)."""
-    return getattr(factory, "func", factory)  # type: ignore[return-value]
+    target = getattr(factory, "func", factory)
+    if not (isinstance(target, type) and issubclass(target, MemoryArm)):
+        raise TypeError(f"{factory!r} builds no MemoryArm: an arm's _target_ is its class")
+    return target
 
 
 ROLES = ("writer", "embedder", "judge")
@@ -151,7 +156,7 @@ async def answer_stage(
     the context's size in the reader's tokens), with no answer: a read-cost measurement such as
     §4.1.1's haystack-growth sweep pays for no answers. An arm whose read is a dialogue with
     the reader (iterative readout) records its first read."""
-    done = {r["id"] for r in run.predictions.read()}
+    done = {p.id for p in run.predictions.read()}
     todo = questions_left(episodes, done)
     total = sum(len(qs) for _, qs in todo)
     if not total:
@@ -200,7 +205,7 @@ async def answer_stage(
                 merge_usage(own, services)
 
     async def answer_one(arm: MemoryArm, ep: Episode, q: Question) -> None:
-        def ask(text: str) -> Any:
+        def ask(text: str) -> Awaitable[Completion]:
             return reader.complete(bench.answer_messages(q, text))
 
         with recording() as calls:  # this question's calls only: the reader's and any other
@@ -214,19 +219,19 @@ async def answer_stage(
         # re-answers it (from the cache) rather than leaving a prediction with no sample
         run.samples.append(sample(ep, q, context, tokens.n, prediction, calls))
         run.predictions.append(
-            {
-                "id": q.id,
-                "episode": ep.id,
-                "question": q.text,
-                "golds": list(q.golds),
-                "meta": q.meta,
-                "prediction": prediction,
-                "context_chars": len(context.text),
-                "context_tokens": tokens.n,
-                "context_tokens_exact": tokens.exact,
-                "context_items": len(context.ids),
-                "context_meta": context.meta,  # what the arm reports (coverage, decisions...)
-            }
+            Prediction(
+                id=q.id,
+                episode=ep.id,
+                question=q.text,
+                golds=list(q.golds),
+                meta=q.meta,
+                prediction=prediction,
+                context_chars=len(context.text),
+                context_tokens=tokens.n,
+                context_tokens_exact=tokens.exact,
+                context_items=len(context.ids),
+                context_meta=context.meta,  # what the arm reports (coverage, decisions...)
+            )
         )
         bar.update()
 
@@ -245,32 +250,43 @@ def sample(
     tokens: int,
     prediction: str | None,
     calls: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> Sample:
     """One line of the sample log (samples.jsonl): what the reader saw and said for a question.
 
     The arm's read (its context text, the ids of the memory entries it read, its size) and every
     model call the question caused, each with the messages as sent and the raw reply; the scores
     live in scores.jsonl under the same id (`benchmarks.results.load_runs` joins them)."""
-    return {
-        "id": q.id,
-        "episode": ep.id,
-        "question": q.text,
-        "golds": list(q.golds),
-        "prediction": prediction,
-        "context": {
-            "text": context.text,
-            "ids": [str(i) for i in context.ids],
-            "chars": len(context.text),
-            "tokens": tokens,
-            "meta": context.meta,
-        },
-        "calls": calls,
-    }
+    return Sample(
+        id=q.id,
+        episode=ep.id,
+        question=q.text,
+        golds=list(q.golds),
+        prediction=prediction,
+        context=ReadContext(
+            text=context.text,
+            ids=[str(i) for i in context.ids],
+            chars=len(context.text),
+            tokens=tokens,
+            meta=context.meta,
+        ),
+        calls=calls,
+    )
+
+
+class Scorer(Protocol):
+    """What the score stage calls (`benchmarks.scoring.scorers.Scorer`, not imported: the
+    scorers build on the benchmarks, which build on the runner): the model roles a scorer
+    needs, and its fields for one prediction's JSON record, given those roles' clients."""
+
+    @property
+    def needs(self) -> Sequence[str]: ...
+
+    async def score(self, record: dict[str, Any], models: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 async def score_stage(
-    run: RunFolder, scorers: dict[str, Any], stack: ModelStack, *, progress: bool = True
-) -> list[dict[str, Any]]:
+    run: RunFolder, scorers: Mapping[str, Scorer], stack: ModelStack, *, progress: bool = True
+) -> list[Score]:
     """Score every saved prediction with every scorer; rewrites scores.jsonl whole (judge calls
     come from the response cache, so a rescore re-pays nothing)."""
     predictions = unique_by_id(run.predictions.read())
@@ -279,32 +295,33 @@ async def score_stage(
         total=len(predictions), desc="score", unit="q", disable=not progress, dynamic_ncols=True
     )
 
-    async def one(record: dict[str, Any]) -> dict[str, Any]:
-        row: dict[str, Any] = {"id": record["id"]}
+    async def one(prediction: Prediction) -> Score:
+        record = prediction.to_json()
+        row = Score(id=prediction.id)
         for name, scorer in scorers.items():
-            row[name] = await scorer.score(record, models)
+            row.scorers[name] = await scorer.score(record, models)
         bar.update()
         return row
 
     try:
-        rows = await asyncio.gather(*(one(r) for r in predictions))
+        rows = await asyncio.gather(*(one(p) for p in predictions))
     finally:
         bar.close()
-    rows.sort(key=lambda r: r["id"])
+    rows.sort(key=lambda r: r.id)
     run.scores.rewrite(rows)
     return rows
 
 
-def unique_by_id(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unique_by_id(records: Sequence[Prediction]) -> list[Prediction]:
     """First record per id (a duplicate can only come from a hand-merged file)."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, Prediction] = {}
     for r in records:
-        seen.setdefault(r["id"], r)
-    return sorted(seen.values(), key=lambda r: r["id"])
+        seen.setdefault(r.id, r)
+    return sorted(seen.values(), key=lambda r: r.id)
 
 
 def summarize(
-    predictions: list[dict[str, Any]], scores: list[dict[str, Any]], expected: int
+    predictions: Sequence[Mapping[str, Any]], scores: Sequence[Mapping[str, Any]], expected: int
 ) -> dict[str, Any]:
     """Accuracy per scorer with n and a 95% Wilson interval; read size per question."""
     out: dict[str, Any] = {
@@ -354,7 +371,7 @@ def summarize(
     return out
 
 
-def mean_context_meta(predictions: list[dict[str, Any]]) -> dict[str, float]:
+def mean_context_meta(predictions: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The mean of each numeric `context_meta` field over the predictions that report it
     (retrieval coverage, noop fallbacks...): the per-arm controls a table shows beside accuracy."""
     values: dict[str, list[float]] = {}

@@ -17,13 +17,24 @@ import platform
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 # the run's identity (its folder's name), one definition for the runner and the results side
 from benchmarks.results.identity import config_hash, sha256_text
+
+# the records' types: the runner writes through them, the loader reads through the same
+from benchmarks.results.records import (
+    GitState,
+    Manifest,
+    Prediction,
+    Record,
+    Sample,
+    SchemaError,
+    Score,
+)
 
 log = logging.getLogger("pmem.bench")
 
@@ -116,6 +127,33 @@ class JsonLines:
         return iter(self.read())
 
 
+R = TypeVar("R", bound=Record)
+
+
+class RecordLines(Generic[R]):
+    """A `JsonLines` file of one record type (`Prediction`, `Score`, `Sample`): each record is
+    written as its JSON (its schema included) and read back as its type. A line that is not a
+    record is set aside as `JsonLines` does; a record of a newer schema stops the read
+    (`SchemaError`, naming the file): a newer harness wrote it."""
+
+    def __init__(self, path: Path, kind: type[R]) -> None:
+        self.lines = JsonLines(path, required=kind.required)
+        self.kind = kind
+
+    @property
+    def path(self) -> Path:
+        return self.lines.path
+
+    def read(self) -> list[R]:
+        return [self.kind.from_json(r, self.path) for r in self.lines.read()]
+
+    def append(self, record: R) -> None:
+        self.lines.append(record.to_json())
+
+    def rewrite(self, records: Iterable[R]) -> None:
+        self.lines.rewrite([r.to_json() for r in records])
+
+
 LOCK_FILE = ".lock"
 SAMPLES_FILE = "samples.jsonl"
 CALLS_FILE = "calls.jsonl"  # in each snapshot: the model calls its ingest made
@@ -128,10 +166,10 @@ class RunFolderInUse(RuntimeError):
 class RunFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.predictions = JsonLines(path / "predictions.jsonl", required=("id",))
-        self.scores = JsonLines(path / "scores.jsonl", required=("id",))
+        self.predictions = RecordLines(path / "predictions.jsonl", Prediction)
+        self.scores = RecordLines(path / "scores.jsonl", Score)
         # what the reader saw, per question: the arm's read and every model call it caused
-        self.samples = JsonLines(path / SAMPLES_FILE, required=("id",))
+        self.samples = RecordLines(path / SAMPLES_FILE, Sample)
         # every attempt on this folder, stopped or completed, with what it paid (`stopped.json`
         # is the latest stop): a resumed run's own meter counts only its last attempt
         self.attempts = JsonLines(path / "attempts.jsonl", required=("outcome",))
@@ -186,6 +224,19 @@ class RunFolder:
         path = self.path / name
         return json.loads(path.read_text()) if path.exists() else None
 
+    def write_record(self, name: str, record: Record) -> None:
+        """summary.json or manifest.json, from its type (its schema included)."""
+        self.write_json(name, record.to_json())
+
+    def read_record(self, name: str, kind: type[R]) -> R | None:
+        """summary.json or manifest.json as its type; None when the folder has none yet."""
+        data = self.read_json(name)
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise SchemaError(f"{self.path / name}: not a record (a JSON {type(data).__name__})")
+        return kind.from_json(data, self.path / name)
+
 
 SECRET_KEYS = frozenset({"api_key", "token", "password", "secret"})
 
@@ -203,22 +254,20 @@ def redacted(node: Any) -> Any:
     return node
 
 
-def manifest(
-    cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, str]
-) -> dict[str, Any]:
+def manifest(cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, str]) -> Manifest:
     """Everything needed to trust and reproduce a run's numbers."""
-    return {
-        "config": redacted(cfg),
-        "config_sha256": config_hash(cfg),
-        "git": _git_state(),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": machine(),
-        "packages": {p: _version(p) for p in PACKAGES},
-        "dataset": dataset,
-        "prompts": {name: sha256_text(text) for name, text in sorted(prompts.items())},
-        "started_at": dt.datetime.now(dt.UTC).isoformat(),
-    }
+    return Manifest(
+        config=redacted(cfg),
+        config_sha256=config_hash(cfg),
+        git=_git_state(),
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        machine=machine(),
+        packages={p: _version(p) for p in PACKAGES},
+        dataset=dataset,
+        prompts={name: sha256_text(text) for name, text in sorted(prompts.items())},
+        started_at=dt.datetime.now(dt.UTC).isoformat(),
+    )
 
 
 # CPU features that change a CPU-served model's arithmetic: llama.cpp and vLLM's CPU build pick
@@ -261,7 +310,7 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _git_state() -> dict[str, Any]:
+def _git_state() -> GitState:
     root = Path(__file__).resolve().parents[2]
 
     def git(*args: str) -> str | None:

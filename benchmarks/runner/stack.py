@@ -78,7 +78,7 @@ class ModelStack:
         self._lock = asyncio.Lock()
 
     def has(self, role: str) -> bool:
-        group = self.cfg.get(role_group(self.cfg, role))
+        group = self.cfg.get(role_group(self.cfg, role)) or {}
         return bool(group) and group.get("model") is not None
 
     async def get(self, role: str) -> Any:
