@@ -69,8 +69,8 @@ def test_the_three_scripted_profiles_share_one_server_and_its_rules() -> None:
 
 
 def test_the_scripted_templates_are_the_benchmarks() -> None:
-    """Model access may not import the benchmark, so the scripted reader carries MQuAKE's
-    templates itself; they must be the benchmark's, character for character."""
+    """The scripted reader reads MQuAKE's templates as the benchmark states them, character for
+    character."""
     ours = {
         (r, f.replace("{s}", "S").replace("{o}", "O"), q.replace("{s}", "S"))
         for r, f, q in SCRIPTED_TEMPLATES

@@ -1,11 +1,10 @@
 """Scripted rules for MemoryAgentBench FactConsolidation (Table 7): facts in, facts out.
 
 Every fact line is one of MQuAKE's relation templates and every single-hop question that
-relation's question, so the scripted model knows the templates (`TEMPLATES`, a copy of
-`benchmarks.factconsolidation.TEMPLATES`, which model access may not import; a test holds them
-equal). `extract` turns a chunk into ``{key, value}`` facts; `answer` finds the question's
-(subject, relation) and its value in the context: the highest-numbered line, or a tracked-state
-cell, else ``LOOKUP: s | r`` when lookups are offered. Multi-hop questions are not chained.
+relation's question, so the scripted model reads both by the benchmark's own templates.
+`extract` turns a chunk into ``{key, value}`` facts; `answer` finds the question's (subject,
+relation) and its value in the context: the highest-numbered line, or a tracked-state cell,
+else ``LOOKUP: s | r`` when lookups are offered. Multi-hop questions are not chained.
 """
 
 from __future__ import annotations
@@ -15,93 +14,14 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from benchmarks.factconsolidation.facts import TEMPLATES as FACT_TEMPLATES
 from benchmarks.models.scripted_model import Request
 
 __all__ = ["RULES", "TEMPLATES", "fact_value", "parse_fact", "parse_question"]
 
-# (relation, fact sentence, single-hop question): MQuAKE's, typos included ("origianl").
-TEMPLATES: tuple[tuple[str, str, str], ...] = (
-    ("author", "The author of {s} is {o}.", "Who is the author of {s}?"),
-    ("capital", "The capital of {s} is {o}.", "What is the capital of {s}?"),
-    ("chairperson", "The chairperson of {s} is {o}.", "Who is the chairperson of {s}?"),
-    (
-        "chief_executive_officer",
-        "The chief executive officer of {s} is {o}.",
-        "Who is the chief executive officer of {s}?",
-    ),
-    ("child", "{s}'s child is {o}.", "Who is {s}'s child?"),
-    ("citizenship", "{s} is a citizen of {o}.", "What is the country of citizenship of {s}?"),
-    ("continent", "{s} is located in the continent of {o}.", "Which continent is {s} located in?"),
-    (
-        "country_of_origin",
-        "{s} was created in the country of {o}.",
-        "Which country was {s} created in?",
-    ),
-    ("creator", "{s} was created by {o}.", "Who was {s} created by?"),
-    ("developer", "{s} was developed by {o}.", "Who is the developer of {s}?"),
-    ("director", "The director of {s} is {o}.", "Who is the director of {s}?"),
-    (
-        "educated_at",
-        "The univeristy where {s} was educated is {o}.",
-        "Which university was {s} educated at?",
-    ),
-    ("employer", "{s} is employed by {o}.", "Who is the employer of {s}?"),
-    ("famous_for", "{s} is famous for {o}.", "What is {s} famous for?"),
-    ("field_of_work", "{s} works in the field of {o}.", "What kind of work does {s} do?"),
-    ("founded_by", "{s} was founded by {o}.", "Who founded {s}?"),
-    ("founded_in_city", "{s} was founded in the city of {o}.", "Where was {s} founded?"),
-    ("genre", "The type of music that {s} plays is {o}.", "What type of music does {s} play?"),
-    ("head_coach", "The head coach of {s} is {o}.", "Who is the head coach of {s}?"),
-    (
-        "head_of_government",
-        "The name of the current head of the {s} government is {o}.",
-        "What is the name of the current head of the {s} government?",
-    ),
-    (
-        "head_of_state",
-        "The name of the current head of state in {s} is {o}.",
-        "What is the name of the current head of state in {s}?",
-    ),
-    (
-        "headquarters",
-        "The headquarters of {s} is located in the city of {o}.",
-        "Which city is the headquarter of {s} located in?",
-    ),
-    ("language_spoken", "{s} speaks the language of {o}.", "What language does {s} speak?"),
-    (
-        "language_written_in",
-        "{s} was written in the language of {o}.",
-        "Which language was {s} written in?",
-    ),
-    ("manufacturer", "The company that produced {s} is {o}.", "Which company is {s} produced by?"),
-    ("officeholder", "The {s} is {o}.", "Who is the {s}?"),
-    (
-        "official_language",
-        "The official language of {s} is {o}.",
-        "What is the official language of {s}?",
-    ),
-    (
-        "original_broadcaster",
-        "The origianl broadcaster of {s} is {o}.",
-        "Who is the original broadcaster of {s}?",
-    ),
-    (
-        "original_language",
-        "The original language of {s} is {o}.",
-        "What is the original language of {s}?",
-    ),
-    ("performer", "{s} was performed by {o}.", "Who performed {s}?"),
-    ("place_of_birth", "{s} was born in the city of {o}.", "Which city was {s} born in?"),
-    ("place_of_death", "{s} died in the city of {o}.", "Which city did {s} die in?"),
-    ("position", "{s} plays the position of {o}.", "What position does {s} play?"),
-    (
-        "religion",
-        "{s} is affiliated with the religion of {o}.",
-        "Which religion is {s} affiliated with?",
-    ),
-    ("spouse", "{s} is married to {o}.", "Who is {s} married to?"),
-    ("sport", "{s} is associated with the sport of {o}.", "Which sport is {s} associated with?"),
-    ("work_location", "{s} worked in the city of {o}.", "Which city did {s} work in?"),
+# (relation, fact sentence, single-hop question) per MQuAKE template, in the benchmark's order
+TEMPLATES: tuple[tuple[str, str, str], ...] = tuple(
+    (t.relation, t.render("{s}", "{o}"), t.q_prefix + "{s}" + t.q_suffix) for t in FACT_TEMPLATES
 )
 UNKNOWN = "I do not know."
 _SERIAL = re.compile(r"^(?:\[t=\d+\]\s*)?(\d+)\. (.*)$")
