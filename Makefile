@@ -310,11 +310,11 @@ LME_ENV = LME="$(LME)" P="$(PROFILE_ARGS_$(PROFILE)) $(JUDGE_ARGS_$(PROFILE))" \
           BENCH=$(BIN)/pmem-bench PYTHON=$(BIN)/python SWEEP_ARGS="$(SWEEP_ARGS)" \
           DRY_RUN="$(DRY_RUN)" NO_TABLE="$(NO_TABLE)"
 $(addprefix reproduce-,$(LONGMEMEVAL_TABLES)): reproduce-%: $(PROFILE_SETUP)
-	$(LME_ENV) bash scripts/reproduce_longmemeval.sh $*
+	$(LME_ENV) bash benchmarks/longmemeval/reproduce.sh $*
 
 # §4.1.1's haystack growth (read tokens from 8 sessions to the whole haystack; read only).
 reproduce-growth: $(PROFILE_SETUP)
-	$(LME_ENV) bash scripts/reproduce_longmemeval.sh haystack_growth
+	$(LME_ENV) bash benchmarks/longmemeval/reproduce.sh haystack_growth
 
 reproduce-conflict: $(PROFILE_SETUP)
 	$(SWEEP) experiment=conflict benchmark.cases=$(CASES) arm=$(call commas,$(CONFLICT_ARMS))

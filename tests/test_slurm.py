@@ -44,8 +44,8 @@ def manifests(root: Path) -> list[dict]:
         "slurm/vllm_servers.sh",
         "slurm/multirun.sbatch",
         "slurm/reproduce.sbatch",
-        "scripts/reproduce_longmemeval.sh",
-        "scripts/longmemeval_local.sh",
+        "benchmarks/longmemeval/reproduce.sh",
+        "benchmarks/longmemeval/local.sh",
     ],
 )
 def test_job_scripts_parse(script: str) -> None:

@@ -1,6 +1,6 @@
-"""Staged peer runs (scripts/alfrev_peer_stages.sh): which exported runs a larger one contains,
-whether a stage is already exported, and the script itself: its stages, its skips on a rerun,
-the dump it keeps and a stop."""
+"""Staged peer runs (benchmarks/alfworld_revision/peer_stages.sh): which exported runs a
+larger one contains, whether a stage is already exported, and the script itself: its stages,
+its skips on a rerun, the dump it keeps and a stop."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from benchmarks.results.stages import covering, exported_runs, main, superseded
 from tests.bench import fake_run
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "scripts" / "alfrev_peer_stages.sh"
+SCRIPT = REPO / "benchmarks" / "alfworld_revision" / "peer_stages.sh"
 SCRIPTED = "llm=scripted embedder=scripted judge=scripted run.progress=false"
 
 

@@ -1,4 +1,5 @@
-"""Exported runs of one config at growing case counts: what `scripts/alfrev_peer_stages.sh` asks.
+"""Exported runs of one config at growing case counts: what a staged peer run asks
+(`benchmarks/alfworld_revision/peer_stages.sh`).
 
 A peer's probe that outlasts a session runs in stages, `benchmark.cases` = 2, 4, … of the same
 config; each case comes from its own seed, so a smaller run is the start of a larger one. Two

@@ -11,9 +11,9 @@
 # so a session that ends mid-stage leaves the last finished stage ready to commit. Rerun to go
 # on: a stage whose run is already exported, at its case count or more, is skipped
 # (benchmarks/results/stages.py).
-#   ARM=graphiti_alfrev scripts/alfrev_peer_stages.sh                  # Table 8, d=0 then d=32
-#   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 scripts/alfrev_peer_stages.sh
-#   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 scripts/alfrev_peer_stages.sh
+#   ARM=graphiti_alfrev benchmarks/alfworld_revision/peer_stages.sh                  # Table 8, d=0 then d=32
+#   ARM=graphiti_alfrev DISTANCES=0 STEP=1 CASES=6 benchmarks/alfworld_revision/peer_stages.sh
+#   ARM=mem0_alfrev EXPERIMENT=conflict STEP=5 benchmarks/alfworld_revision/peer_stages.sh
 # OVERRIDES="llm=... writer=..." adds Hydra overrides to every stage, split on spaces (a profile,
 # say; the export reads runs/, so not run.root).
 # DUMP=results/cache/<date>-<run>.jsonl.gz, a new file, keeps the chat calls this invocation

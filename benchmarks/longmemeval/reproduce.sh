@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LongMemEval reproductions (§4.1, B.1, C, D, E): scripts/reproduce_longmemeval.sh TABLE...
+# LongMemEval reproductions (§4.1, B.1, C, D, E): benchmarks/longmemeval/reproduce.sh TABLE...
 # TABLE is table3 table4 table5 table9 table10 table11 haystack_growth (§4.1.1), or all. Environment:
 #   LME      folder holding the official files (longmemeval_oracle.json, longmemeval_s_cleaned.json);
 #            unset: the shipped instance / fixture (plumbing only, see docs/longmemeval_reproduce.md)

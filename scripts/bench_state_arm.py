@@ -14,7 +14,7 @@ Also printed, as a check that the state is right (not a benchmark accuracy): the
 whose cell holds the gold final value, and for the single-hop questions matched to a key how
 often that key's cell is in the top-12 under the hashing embedder.
 
-    .venv/bin/python scripts/bench_factconsolidation.py [--length 262k] [--dim 512]
+    .venv/bin/python scripts/bench_state_arm.py [--length 262k] [--dim 512]
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@
 # benchmarks/data/longmemeval/SOURCES.md); SESSIONS=N reads each instance over an N-session
 # haystack, evidence kept (benchmark.sessions: the write-path arms pay one or two 1.5B calls per
 # session, about a minute each here); BENCH the runner.
-#   scripts/longmemeval_local.sh                 # every file: 4-6 h per S haystack on 2 cores
-#   FILES=oracle scripts/longmemeval_local.sh    # the small ones
-#   ARMS="mem0 hipporag" SESSIONS=8 scripts/longmemeval_local.sh
+#   benchmarks/longmemeval/local.sh                 # every file: 4-6 h per S haystack on 2 cores
+#   FILES=oracle benchmarks/longmemeval/local.sh    # the small ones
+#   ARMS="mem0 hipporag" SESSIONS=8 benchmarks/longmemeval/local.sh
 set -euo pipefail
 BENCH=${BENCH:-.venv/bin/pmem-bench}
 # a 16k window for the five-session and long-context reads (the local profile's default is 4k),
