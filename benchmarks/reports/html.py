@@ -7,6 +7,8 @@ Each cell with a paper figure gets our 95% Wilson interval and a verdict (`verdi
 its manifest and a drill-down to what the reader saw, wrong answers first, within
 `--samples-mib`. The committed page is what `--runs results/runs` builds; `--check` says whether
 it still is. The page has no external asset and the same inputs give the same bytes.
+
+This module gathers what the page shows; its markup is in benchmarks/reports/report/templates/.
 """
 
 from __future__ import annotations
@@ -19,25 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
-from benchmarks.reports.report.page import (
-    LEGEND,
-    anchor,
-    document,
-    esc,
-    figure_html,
-    manifests_html,
-    samples_html,
-    section_html,
-)
+from benchmarks.reports.report.page import anchor, document, manifests_html, render, samples_html
 from benchmarks.reports.report.sources import Figure, gather
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]
 
 TITLE = "P-Mem reproduction report"
+PAGE = "report.html.j2"  # the head and the body around the table sections
 MIB = 1024 * 1024
 # The drill-down's share of the page: the committed page must stay small enough to keep in git
 # and to open in a browser, however many runs are exported.
@@ -121,93 +116,29 @@ class Report:
 
     def html(self) -> str:
         toc = [(anchor("t", s.name), s.title) for s in self.sections]
-        parts = [section_html(s) for s in self.sections]
         if self.missing:
             toc.append(("missing", "Tables with no runs yet"))
-            items = "".join(
-                f"<li><strong>{esc(n)}</strong>: {esc(why)}</li>" for n, why in self.missing.items()
-            )
-            parts.append(f'<section id="missing"><h2>Tables with no runs yet</h2><ul>{items}</ul>')
-            parts.append("</section>")
         if self.other:
             toc.append(("figures", "Other figures"))
-            figs = "".join(figure_html(f) for f in self.other)
-            parts.append(f'<section id="figures"><h2>Other figures</h2>{figs}</section>')
         toc += [
             ("manifests", "Runs and their manifests"),
             ("samples", "Samples"),
             ("method", "Method"),
         ]
-        parts.append(
-            '<section id="manifests"><h2>Runs and their manifests</h2><p>Per run: the models and '
-            "revisions, package versions, the data file and its sha256, prompt hashes, the git "
-            "commit it ran at, and the full config.</p>"
-            f"{manifests_html(self.manifests)}</section>"
+        head = render(PAGE, "head", TITLE, self.runs, self.results, self.roots, self.sections)
+        # the manifests and the drill-down come rendered (page.py prepares them): markup as is
+        body = render(
+            PAGE,
+            "body",
+            self.sections,
+            self.missing,
+            self.other,
+            Markup(manifests_html(self.manifests)),
+            Markup(samples_html(self.samples, self.limit, self.budget)),
+            self.limit,
+            None if self.budget is None else self.budget / MIB,
         )
-        parts.append(
-            '<section id="samples"><h2>Samples</h2><p>Per run, per question: the question, gold '
-            "and prediction, every scorer's verdict, the context the arm built and the memory "
-            "entries it read, and each model call with the messages as sent and the raw reply. "
-            f"Up to {self.limit} questions per run, wrong answers first{self._budget_text()}."
-            f"</p>{samples_html(self.samples, self.limit, self.budget)}</section>"
-        )
-        parts.append(METHOD)
-        return document(TITLE, self._head(), toc, "\n".join(parts))
-
-    def _budget_text(self) -> str:
-        if self.budget is None:
-            return ""
-        return (
-            f", within {self.budget / MIB:g} MiB for the whole drill-down (runs of small "
-            f"samples show all of their first {self.limit}; the heaviest runs share what is left)"
-        )
-
-    def _head(self) -> str:
-        cells = [c for s in self.sections for c in s.cells]
-        rows = "".join(
-            f'<tr><td class="row"><a href="#{anchor("t", s.name)}">{esc(s.name)}</a></td>'
-            f'<td>{"live" if s.live else "committed"}</td><td class="num">{len(s.cells)}</td>'
-            f'<td class="num">{sum(c.verdict.inside for c in s.cells)}</td>'
-            f'<td class="num">{sum(not c.verdict.inside for c in s.cells)}</td></tr>'
-            for s in self.sections
-        )
-        total = sum(c.verdict.inside for c in cells)
-        roots = (
-            "".join(
-                f"<li>{esc(o)}: {p} paper run(s), {d} scripted dry run(s)</li>"
-                for o, p, d in self.roots
-            )
-            or "<li>no run folders found</li>"
-        )
-        return (
-            f"<h1>{esc(TITLE)}</h1><p>Every table of the paper we have results for, ours beside "
-            "the paper's, with a computed verdict per cell, the figures, each run's manifest and "
-            "a per-question drill-down. Built by <code>python -m benchmarks.reports.html</code> "
-            f"(<code>make report</code>) from <code>{esc(self.runs)}</code> where it holds "
-            f"paper runs, else from the committed <code>{esc(self.results)}</code>.</p>"
-            f'<ul class="notes">{roots}</ul>{LEGEND}'
-            f'<div class="scroll"><table class="overview"><thead><tr><th>table</th><th>source'
-            '</th><th class="num">verdict cells</th><th class="num">inside</th>'
-            f'<th class="num">outside</th></tr></thead><tbody>{rows}</tbody></table></div>'
-            f'<p class="muted">{total} of {len(cells)} cells inside the paper\'s 95% interval.</p>'
-        )
-
-
-METHOD = (
-    '<section id="method"><h2>Method</h2><p><strong>Verdict.</strong> For a cell where we '
-    "scored k of n and the paper prints p, let X ~ Binomial(n, p). The acceptance interval is "
-    "[low, high] with low the smallest k for which P(X ≤ k) &gt; 2.5% and high the largest for "
-    "which P(X ≥ k) &gt; 2.5%, computed with exact integer arithmetic (the paper's decimals "
-    "are exact fractions). <em>Inside</em>: low ≤ k ≤ high, i.e. the two-sided equal-tailed "
-    "exact binomial test of p = p<sub>paper</sub> does not reject at 5%. p = 100% accepts only "
-    "k = n; p = 0% only k = 0. It answers \"is our count what a system as good as the paper's "
-    'would give at our n", not "are the systems equal": at small n most figures are '
-    "inside.</p><p><strong>Our interval.</strong> The 95% Wilson score interval of k/n "
-    "(<code>benchmarks.stats.binomial_ci</code>). <strong>k.</strong> From the run's summary "
-    "(Tables 6, 7, Appendix F) or from the printed cell's rate and n where the cell joins "
-    "questions (Table 8, the conflict probe, LongMemEval): 0.1% resolution gives k exactly "
-    "below n = 1,000.</p></section>"
-)
+        return document(TITLE, head, toc, body)
 
 
 def build(

@@ -94,6 +94,12 @@ def _macro(template: str, name: str) -> Any:
     return getattr(_ENV.get_template(template).module, name)
 
 
+def render(template: str, macro: str, *args: Any) -> str:
+    """`macro` of `template` rendered with `args`: for the parts of the page put together
+    outside this module (benchmarks/reports/html.py)."""
+    return str(_macro(template, macro)(*args))
+
+
 LEGEND = str(_macro("macros.html.j2", "legend")())
 
 
