@@ -6,6 +6,8 @@
 #                                 these pmem-bench overrides uses (llm=vllm: chat, embedder=vllm:
 #                                 embed, judge=vllm or writer=vllm35b: judge; the last value of a
 #                                 group counts), wait until each answers, export their URLs
+#   pmem_job_serve_servers S...   the same for servers named directly (chat embed judge; the
+#                                 submitit launcher passes its profile's `vllm_server`s)
 #   pmem_job_run COMMAND...       run the sweep; on Slurm's SIGTERM (pre-emption, the time limit:
 #                                 --signal) stop it cleanly and requeue the job, whose rerun resumes
 #                                 every run folder (a finished run is instant: every call is cached)
@@ -63,6 +65,14 @@ pmem_job_serve() {  # OVERRIDES...
   else
     pmem_start_vllm
   fi
+}
+
+pmem_job_serve_servers() {  # SERVER...: start these (chat, embed, judge; "none" skipped)
+  local s serve=()
+  for s in "$@"; do [[ -n $s && $s != none && ! " ${serve[*]} " == *" $s "* ]] && serve+=("$s"); done
+  if [[ $PMEM_SERVE_GIVEN == unset ]]; then PMEM_SERVE=$(IFS=,; echo "${serve[*]}")
+  else PMEM_SERVE=$PMEM_SERVE_GIVEN; fi
+  if [[ -z $PMEM_SERVE ]]; then echo "vllm: no server needed"; else pmem_start_vllm; fi
 }
 
 pmem_job_run() {  # COMMAND...

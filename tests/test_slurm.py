@@ -176,10 +176,10 @@ def test_the_submitit_launcher_activates_the_environment_in_the_job(tmp_path: Pa
     launcher = yaml.safe_load(out.stdout)
     # what each job's batch script runs before pmem-bench
     assert launcher["setup"] == [
-        f"cd {ROOT}",
-        "source /opt/envs/pmem/bin/activate",
-        "source slurm/vllm_servers.sh",
-        "pmem_start_vllm",
+        'cd "$SLURM_SUBMIT_DIR"',
+        "export PMEM_VENV=/opt/envs/pmem",
+        "source slurm/job.sh",
+        "pmem_job_serve_servers none none none none",  # the local profile: no vLLM server
     ]
     assert launcher["submitit_folder"] == f"{tmp_path}/runs/slurm/submitit/%j"
     assert launcher["gpus_per_node"] == 1 and launcher["max_num_timeout"] >= 1

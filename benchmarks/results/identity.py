@@ -23,7 +23,9 @@ ENDPOINT_FIELDS = (
 )
 # Keys that change how a run executes but not what it computes: never part of the run's identity
 # (nor of the response cache's key).
-OPERATIONAL_KEYS = frozenset({"base_url", "api_key", "server", "batch_size", *ENDPOINT_FIELDS})
+OPERATIONAL_KEYS = frozenset(
+    {"base_url", "api_key", "server", "vllm_server", "batch_size", *ENDPOINT_FIELDS}
+)
 
 
 def component_name(target: str) -> str:
