@@ -4,6 +4,7 @@
 #   make test-model   the real-model smoke test on the local profile (obtains and serves it)
 #   make test-vllm    the vllm profile against a real vLLM server (vLLM's CPU build)
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
+#   make test-slurm   the cluster path through a real one-node Slurm on this machine
 #   make tables       every table from the run folders; make report: results/report.html
 #   make check-tables whether each committed table, figure and the report are what the
 #                     committed runs build
@@ -35,7 +36,7 @@ LLAMA_WHEELS := $(PMEM_CACHE)/wheels/$(subst ==,-,$(LLAMA_PIN))-cpu-$(CPU_KEY)$(
 LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
 
 .PHONY: setup setup-local setup-peers run demo smoke test test-model test-vllm test-peers \
-        test-properties \
+        test-properties test-slurm \
         test-browser lint format \
         bench bench-harness \
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
@@ -179,6 +180,12 @@ test-properties: setup
 
 test-peers: setup-peers
 	$(BIN)/python -m pytest -m peers
+
+# The cluster path through a real Slurm: a one-node cluster on this machine (Debian's slurm-wlm
+# and munge, installed when missing as root), the job scripts submitted with sbatch from a fresh
+# clone, the submitit launcher and a requeue (scripts/test_slurm.sh; about 7 minutes).
+test-slurm: setup
+	bash scripts/test_slurm.sh
 
 # The reproduction report in a real headless browser: Playwright drives Debian's Chromium
 # (/usr/bin/chromium; installed here when run as root), never a browser of its own.

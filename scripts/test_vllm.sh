@@ -121,13 +121,13 @@ source slurm/vllm_servers.sh
 #   minutes. PMEM_VLLM_DTYPE= keeps vLLM's choice.
 # - chat: --max-num-batched-tokens 512 (the CPU default: 2,048): the start-up warm-up runs one
 #   batch of that many tokens; longer prompts are prefilled in chunks, as on the cluster.
-# - embed: --max-model-len 8192 -> 256: all-MiniLM-L6-v2's window is 256 tokens (vLLM refuses a
-#   longer one); Qwen3-Embedding-4B's is 32k.
+# - embed: --max-model-len 32768 -> 256: all-MiniLM-L6-v2's window is 256 tokens (vLLM refuses
+#   a longer one); Qwen3-Embedding-4B's is 32k.
 DTYPE=${PMEM_VLLM_DTYPE-float32}
 CPU_LINE_EDITS=(
   "s|\$|${DTYPE:+ --dtype $DTYPE}|"
   "s|^\\(vllm serve $CHAT_MODEL .*\\)\$|\\1 --max-num-batched-tokens 512|"
-  's|^\(vllm serve [^ ]* --runner pooling .*\)--max-model-len 8192|\1--max-model-len 256|'
+  's|^\(vllm serve [^ ]* --runner pooling .*\)--max-model-len 32768|\1--max-model-len 256|'
 )
 eval "$(declare -f pmem_vllm_commands | sed '1s/pmem_vllm_commands/pmem_vllm_commands_cluster/')"
 pmem_vllm_commands() {

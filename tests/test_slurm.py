@@ -4,6 +4,7 @@ Slurm's SIGTERM, and the submitit launcher activates the environment in the job.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -224,3 +225,111 @@ def test_the_peer_rows_are_tables_of_the_job(tmp_path: Path) -> None:
     script = (ROOT / "slurm" / "reproduce.sbatch").read_text()
     for table in ("table7-peers", "table8-peers", "conflict-peers"):
         assert f"|{table}" in script and f"make reproduce-{table}" not in script
+
+
+# vLLM's documented `vllm serve` arguments that the servers use (docs.vllm.ai, "serve args" and
+# the CLI reference; --language-model-only: the multimodal models page, for Qwen3.5/3.6's
+# text-only mode; --generation-config: `auto`, `vllm` or a folder)
+DOCUMENTED = {
+    "--host", "--port", "--gpu-memory-utilization", "--max-model-len", "--max-num-seqs",
+    "--generation-config", "--runner", "--hf-overrides", "--language-model-only",
+}  # fmt: skip
+NEED_GB = {"chat": 24, "embed": 12, "judge": 64}
+
+
+def server_lines(tmp_path: Path, gpu_gb: int, serve: str) -> subprocess.CompletedProcess:
+    env = job_env(tmp_path, PMEM_GPU_MEM_GB=str(gpu_gb), PMEM_SERVE=serve)
+    return subprocess.run(
+        ["bash", "-c", "source slurm/vllm_servers.sh && pmem_vllm_commands"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def flags(line: str) -> dict[str, str | None]:
+    words = line.split()[3:]  # after `vllm serve MODEL`
+    out: dict[str, str | None] = {}
+    for i, word in enumerate(words):
+        if word.startswith("--"):
+            value = (
+                words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else None
+            )
+            out[word] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("gpu_gb", "serve", "fits"),
+    [
+        (141, "chat,embed,judge", True),  # an H200 holds the paper's three
+        (80, "chat,embed,judge", False),  # an H100 does not: refused before anything starts
+        (80, "chat,embed", True),
+        (80, "judge", True),  # the 35B on a card of its own
+    ],
+)
+def test_the_servers_are_sized_from_the_gpus_memory(
+    tmp_path: Path, gpu_gb: int, serve: str, fits: bool
+) -> None:
+    out = server_lines(tmp_path, gpu_gb, serve)
+    if not fits:
+        assert out.returncode != 0 and out.stdout == ""
+        assert f"this GPU has {gpu_gb} GB" in out.stderr and len(out.stderr.splitlines()) == 1
+        return
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    names = serve.split(",")
+    assert len(lines) == len(names)
+    shares, ports = [], []
+    for name, line in zip(names, lines, strict=True):
+        f = flags(line)
+        assert set(f) <= DOCUMENTED, set(f) - DOCUMENTED
+        share = float(f["--gpu-memory-utilization"] or 0)
+        assert share * gpu_gb >= NEED_GB[name] - 0.01 * gpu_gb  # its weights and KV cache
+        assert f["--generation-config"] == "vllm"
+        shares.append(share)
+        ports.append(f["--port"])
+        if name == "embed":
+            assert f["--max-model-len"] == "32768"  # Qwen3-Embedding-4B's own window
+        if name == "judge":
+            assert "--language-model-only" in f and int(f["--max-model-len"] or 0) >= 32768
+        if name == "chat":
+            assert int(f["--max-num-seqs"] or 0) >= 256
+    assert sum(shares) <= 0.92
+    assert len(set(ports)) == len(ports)
+
+
+def test_the_servers_start_one_after_another(tmp_path: Path) -> None:
+    """Each server starts only once the one before answers /health (vLLM sizes its cache from
+    the memory free when it starts). A stand-in `vllm` records when it starts and answers
+    /health after a second."""
+    fake = tmp_path / "bin" / "vllm"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/usr/bin/env bash\n"
+        'port=$(echo "$@" | sed "s/.*--port \\([0-9]*\\).*/\\1/")\n'
+        f'echo "start $2 $(date +%s.%N)" >> {tmp_path}/log\n'
+        "sleep 1\n"
+        f'echo "healthy $2 $(date +%s.%N)" >> {tmp_path}/log\n'
+        f'exec {sys.executable} -m http.server "$port" --bind 127.0.0.1 '
+        f"--directory {tmp_path}/www >/dev/null 2>&1\n"
+    )
+    fake.chmod(0o755)
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "health").write_text("ok")  # GET /health: 200
+    env = job_env(
+        tmp_path, PATH=f"{fake.parent}:{os.environ['PATH']}", PMEM_SERVE="chat,embed,judge",
+        PMEM_GPU_MEM_GB="141", PMEM_VLLM_LOGS=str(tmp_path / "logs"),
+    )  # fmt: skip
+    script = "source slurm/vllm_servers.sh && pmem_start_vllm && echo $PMEM_JUDGE_BASE_URL"
+    out = subprocess.run(
+        ["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    events = [line.split() for line in (tmp_path / "log").read_text().splitlines()]
+    starts = [(e[1], float(e[2])) for e in events if e[0] == "start"]
+    healthy = {e[1]: float(e[2]) for e in events if e[0] == "healthy"}
+    assert [m for m, _ in starts] == ["Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-Embedding-4B",
+                                      "Qwen/Qwen3.6-35B-A3B-FP8"]  # fmt: skip
+    for (before, _), (_, started) in itertools.pairwise(starts):
+        assert started >= healthy[before], "a server started before the previous one answered"
+    port = out.stdout.strip().rsplit(":", 1)[1].split("/")[0]
+    assert port.isdigit() and int(port) > 1024

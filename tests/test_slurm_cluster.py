@@ -65,13 +65,15 @@ def wait(job_id: int, timeout: float = 900) -> dict[str, str]:
 
 
 def predictions(runs: Path) -> dict[str, list[tuple[str, str]]]:
-    """Per run folder, its (question id, prediction) pairs in file order."""
+    """Per run folder, its (question id, prediction) pairs (episodes answer concurrently)."""
     out = {}
     for folder in sorted(p.parent for p in runs.glob("*/*/manifest.json")):
         path = folder / "predictions.jsonl"
         text = path.read_text() if path.exists() else ""
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        out[f"{folder.parent.name}/{folder.name}"] = [(r["id"], r["prediction"]) for r in rows]
+        out[f"{folder.parent.name}/{folder.name}"] = sorted(
+            (r["id"], r["prediction"]) for r in rows
+        )
     return out
 
 
