@@ -179,6 +179,7 @@ def test_the_submitit_launcher_activates_the_environment_in_the_job(tmp_path: Pa
     assert launcher["setup"] == [
         'cd "$SLURM_SUBMIT_DIR"',
         "export PMEM_VENV=/opt/envs/pmem",
+        "export CHAT_MAX_LEN=32768",
         "source slurm/job.sh",
         "pmem_job_serve_servers none none none none",  # the local profile: no vLLM server
     ]
@@ -333,3 +334,53 @@ def test_the_servers_start_one_after_another(tmp_path: Path) -> None:
         assert started >= healthy[before], "a server started before the previous one answered"
     port = out.stdout.strip().rsplit(":", 1)[1].split("/")[0]
     assert port.isdigit() and int(port) > 1024
+
+
+@pytest.mark.parametrize(
+    ("overrides", "window", "servers"),
+    [
+        ("experiment=table6 llm=vllm embedder=vllm", "32768", "chat embed none none"),
+        ("experiment=table4 llm=vllm embedder=vllm judge=vllm", "131072", "chat embed judge none"),
+        (
+            "experiment=table7 llm=vllm embedder=vllm writer=vllm35b",
+            "32768",
+            "chat embed none judge",
+        ),
+    ],
+)
+def test_a_submitit_job_serves_what_its_experiment_uses(
+    tmp_path: Path, overrides: str, window: str, servers: str
+) -> None:
+    """The launcher's setup starts only the profile's servers, the long-context tables with the
+    131k chat window."""
+    out = subprocess.run(
+        [
+            str(VENV / "bin" / "pmem-bench"), "hydra/launcher=slurm", *overrides.split(),
+            f"run.root={tmp_path}/runs", "--cfg", "all", "--resolve", "--package", "hydra.launcher",
+        ],
+        cwd=ROOT, env=job_env(tmp_path), capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    setup = yaml.safe_load(out.stdout)["setup"]
+    assert f"export CHAT_MAX_LEN={window}" in setup
+    assert setup[-1] == f"pmem_job_serve_servers {servers}"
+
+
+def test_the_vllm_profile_keeps_a_gpu_server_busy() -> None:
+    """256 requests in flight per server at the vllm profile's defaults (episodes at once and
+    the endpoint's limit); the Appendix E timing run keeps the paper's 20."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from benchmarks.runner.cli import CONFIG_DIR
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        vllm = OmegaConf.to_container(
+            compose(config_name="config", overrides=["experiment=table6", "llm=vllm"]),
+            resolve=True,
+        )
+        e = OmegaConf.to_container(
+            compose(config_name="config", overrides=["experiment=table11", "llm=vllm"]),
+            resolve=True,
+        )
+    assert vllm["run"]["episode_concurrency"] >= 256 and vllm["llm"]["concurrency"] >= 256
+    assert e["run"]["episode_concurrency"] == 20

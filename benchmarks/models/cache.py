@@ -81,6 +81,43 @@ def cache_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
 
 
+# Filesystems shared between nodes, where SQLite's WAL mode (one shared-memory index beside the
+# database) is unsafe: https://www.sqlite.org/wal.html, "WAL does not work over a network
+# filesystem". A cluster job keeps its cache on node-local disk and merges it after.
+NETWORK_FILESYSTEMS = frozenset(
+    {"nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "ceph", "glusterfs",
+     "fuse.glusterfs", "fuse.sshfs", "fuse.beegfs", "afs", "9p", "panfs", "wekafs"}
+)  # fmt: skip
+
+
+MOUNTS = Path("/proc/mounts")
+
+
+def filesystem_of(path: Path, mounts: str | None = None) -> str | None:
+    """The filesystem type under `path`: the longest mount point that holds it in /proc/mounts
+    (or `mounts`, that file's text); None where the mounts cannot be read."""
+    if mounts is None:
+        try:
+            mounts = MOUNTS.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    target = str(path.resolve())
+    best, kind = "", None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+class CacheOnNetworkFilesystem(ValueError):
+    """The response cache was asked to live where SQLite cannot share it safely."""
+
+
 class ResponseCache:
     """SQLite store of raw responses; `ResponseCache(None)` is a disabled cache.
 
@@ -100,6 +137,14 @@ class ResponseCache:
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            kind = filesystem_of(self.path.parent)
+            if kind in NETWORK_FILESYSTEMS and not os.environ.get("PMEM_CACHE_ON_NETWORK_FS"):
+                raise CacheOnNetworkFilesystem(
+                    f"the response cache {self.path} is on {kind}, a network filesystem, where "
+                    "SQLite's WAL mode is unsafe for parallel jobs: set run.cache to node-local "
+                    "disk (run.cache=$TMPDIR/cache.sqlite) and merge it after with "
+                    "`python -m benchmarks.models.cache export/import` (slurm/README.md)"
+                )
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

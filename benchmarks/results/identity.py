@@ -24,7 +24,16 @@ ENDPOINT_FIELDS = (
 # Keys that change how a run executes but not what it computes: never part of the run's identity
 # (nor of the response cache's key).
 OPERATIONAL_KEYS = frozenset(
-    {"base_url", "api_key", "server", "vllm_server", "batch_size", *ENDPOINT_FIELDS}
+    {
+        "base_url",
+        "api_key",
+        "server",
+        "vllm_server",
+        "vllm_max_len",
+        "episodes_in_flight",
+        "batch_size",
+        *ENDPOINT_FIELDS,
+    }
 )
 
 

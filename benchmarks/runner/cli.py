@@ -130,7 +130,7 @@ def build(node: DictConfig, **kwargs: Any) -> Any:
 
 def execute(cfg: DictConfig) -> dict[str, Any]:
     """Run (or resume, or rescore) one composed config; returns the summary."""
-    from benchmarks.models.cache import ResponseCache
+    from benchmarks.models.cache import CacheOnNetworkFilesystem, ResponseCache
     from benchmarks.runner.stack import ModelStack
 
     for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
@@ -181,7 +181,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         read_only = not cfg.run.get("answer", True)
         try:
             cache = ResponseCache(cfg.run.cache)
-        except (OSError, sqlite3.Error) as err:
+        except (OSError, sqlite3.Error, CacheOnNetworkFilesystem) as err:
             raise UsageError(
                 f"run.cache={cfg.run.cache}: cannot open the response cache: {err}"
             ) from None
