@@ -75,6 +75,27 @@ pmem_job_serve_servers() {  # SERVER...: start these (chat, embed, judge; "none"
   if [[ -z $PMEM_SERVE ]]; then echo "vllm: no server needed"; else pmem_start_vllm; fi
 }
 
+# A job's response cache lives on node-local disk: SQLite's WAL is unsafe on the network
+# filesystems a cluster shares (https://www.sqlite.org/wal.html), and parallel jobs would share
+# one file. It starts from the dumps earlier jobs left in runs/cache/ and leaves its own there
+# (runs/cache/job-<id>.jsonl.gz) when the sweep ends or the job is requeued.
+pmem_job_cache() {
+  [[ -n ${SLURM_JOB_ID:-} && -z ${PMEM_RUN_CACHE:-} && -z $PMEM_DRY_RUN ]] || return 0
+  export PMEM_RUN_CACHE=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/pmem-cache-$SLURM_JOB_ID.sqlite
+  PMEM_JOB_CACHE_DUMP=runs/cache/job-$SLURM_JOB_ID.jsonl.gz
+  mkdir -p runs/cache
+  local dumps=(runs/cache/job-*.jsonl.gz)
+  if [[ -e ${dumps[0]} ]]; then
+    python -m benchmarks.models.cache import --cache "$PMEM_RUN_CACHE" "${dumps[@]}" >/dev/null
+  fi
+}
+
+pmem_job_cache_save() {
+  [[ -n ${PMEM_JOB_CACHE_DUMP:-} && -f ${PMEM_RUN_CACHE:-} ]] || return 0
+  python -m benchmarks.models.cache export --cache "$PMEM_RUN_CACHE" \
+    "$PMEM_JOB_CACHE_DUMP.partial" >/dev/null && mv "$PMEM_JOB_CACHE_DUMP.partial" "$PMEM_JOB_CACHE_DUMP"
+}
+
 pmem_job_run() {  # COMMAND...
   if [[ -n $PMEM_DRY_RUN ]]; then
     echo "dry run: $* (composing every run under $PMEM_DRY_ROOT)"
@@ -87,18 +108,23 @@ pmem_job_run() {  # COMMAND...
       "log: $PMEM_DRY_ROOT/sweep.log"
     return "$rc"
   fi
+  pmem_job_cache
   set -m  # the sweep in a process group of its own, so SIGTERM reaches every process in it
   "$@" &
   PMEM_JOB_PID=$!
   set +m
   trap pmem_job_requeue TERM
-  wait "$PMEM_JOB_PID"
+  local rc=0
+  wait "$PMEM_JOB_PID" || rc=$?
+  pmem_job_cache_save
+  return "$rc"
 }
 
 pmem_job_requeue() {
   echo "SIGTERM: stopping the sweep and requeueing job ${SLURM_JOB_ID:-?}" >&2
   kill -TERM -- "-$PMEM_JOB_PID" 2>/dev/null || true
   wait "$PMEM_JOB_PID" || true
+  pmem_job_cache_save || true
   if [[ -n ${SLURM_JOB_ID:-} ]]; then scontrol requeue "$SLURM_JOB_ID" || true; fi
   exit 0  # the EXIT trap of vllm_servers.sh stops the servers
 }
