@@ -98,6 +98,9 @@ def test_reproduce_sbatch_from_a_fresh_clone_runs_the_table_and_keeps_its_log(
     assert info["JobState"] == "COMPLETED", log.read_text()[-3000:]
     ours = predictions(clone / "runs")
     assert len(ours) == 28 and all(len(p) == 1 for p in ours.values())
+    # the job's response cache lived on node-local disk and was left as a dump for later jobs
+    assert (clone / "runs" / "cache" / f"job-{job_id}.jsonl.gz").stat().st_size > 0
+    assert not (clone / "runs" / "cache.sqlite").exists()
 
     again = fresh_clone(tmp_path, "local")
     local(again, "slurm/reproduce.sbatch", "table6", CASES="1", PROFILE="scripted")
@@ -156,6 +159,7 @@ def test_a_requeued_job_resumes_without_losing_or_repeating_a_prediction(tmp_pat
     log = (clone / "runs" / "slurm" / f"pmem-multirun-{job_id}.out").read_text()
     assert info["JobState"] == "COMPLETED", log[-3000:]
     assert int(info.get("Restarts", "0")) >= 1, "the job ran once only"
+    assert "SIGTERM: stopping the sweep" in log, "the first attempt's log was lost"
     ours = predictions(clone / "runs")
     (ids,) = [[i for i, _ in p] for p in ours.values()]
     assert len(ids) == len(set(ids)) == 4, f"predictions lost or repeated: {ids}"
