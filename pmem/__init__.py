@@ -1,5 +1,4 @@
-"""Provenant Memory (P-Mem): commit the current value of each fact on arrival, keep everything
-it displaced as typed provenance ("Memory of Memory", Qin & Lu, 2026).
+"""Provenant Memory (P-Mem): commit each fact on arrival, keep what it displaced as provenance.
 
     >>> from pmem import Memory
     >>> m = Memory()
@@ -9,12 +8,11 @@ it displaced as typed provenance ("Memory of Memory", Qin & Lu, 2026).
     >>> m.cell("client.budget").value
     '$30k'
 
-Standard library only. Exported here: the typed provenance graph and its operations (`Memory`,
-`Patch` for the patch interface of §3.3, the snapshot and error types) and `copy_log`, which
-copies a store by replaying its log. In the modules: `pmem.write` and `pmem.revise`, the two
-LLM write paths (extraction + soft identity + annotation; Revise patch prediction), written
-against the small protocols of `pmem.protocols` that a caller's model clients satisfy;
-`pmem.render`, the value-first read (§3.4); `pmem.cli`, the `pmem` command.
+"Memory of Memory" (Qin & Lu, 2026); standard library only. Here: `Memory`, `Patch` (the patch
+interface, §3.3), the snapshot and error types, and `copy_log` (copy a store by replaying its log).
+`pmem.write` (extraction, soft identity, annotation) and `pmem.revise` (Revise patch prediction)
+are the LLM write paths, against the protocols of `pmem.protocols` that a caller's clients
+satisfy; `pmem.render` is the value-first read (§3.4); `pmem.cli` is the `pmem` command.
 """
 
 from pmem.graph import (

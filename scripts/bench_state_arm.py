@@ -1,18 +1,9 @@
-"""Scale check for Issue 5 (Appendix B.4): the 262k FactConsolidation stream (18,332 facts)
-through the template-oracle writer, then 200 state reads; target under 60 s in total.
+"""Scale check for Issue 5 (Appendix B.4): the 262k FactConsolidation ingest + 200 reads < 60 s.
 
-What it measures: the memory, not a model server. Ingest is `OracleStateArm.ingest` on the
-real stream - every fact parsed (the benchmark's template parse), observed as evidence and
-applied as a revise patch through `pmem.Memory.apply` in stream order, then every current cell
-embedded as ``key: value`` and indexed (faiss exact inner product). The embedder is a local
-feature-hashing bag of words (numpy, deterministic, no server), so embedding costs almost
-nothing and the figures are the store's and the read path's. A read is `OracleStateArm.read`:
-embed the question, cosine top-12 cells, render them under the tracked-state header. The 200
-reads are the 100 sh_262k and the 100 mh_262k questions (the two rows share the stream).
-
-Also printed, as a check that the state is right (not a benchmark accuracy): the share of keys
-whose cell holds the gold final value, and for the single-hop questions matched to a key how
-often that key's cell is in the top-12 under the hashing embedder.
+The stream (18,332 facts) goes through the template-oracle writer, then the 100 sh_262k and the
+100 mh_262k questions are read, with a local hashing embedder instead of a server, so the figures
+are the store's and the read path's. Exits 1 over the target. Also printed, as a check of the
+state (not a benchmark accuracy): keys holding the gold value, single-hop cells in the top-12.
 
     .venv/bin/python scripts/bench_state_arm.py [--length 262k] [--dim 512]
 """
@@ -55,6 +46,18 @@ class HashingEmbedder:
 
 
 async def bench(length: str, dim: int) -> dict[str, float]:
+    """Time the load, the ingest and the reads of one FactConsolidation length; print the checks.
+
+    Ingest is `OracleStateArm.ingest` on the real stream: every fact parsed (the benchmark's
+    template parse), observed as evidence and applied as a revise patch through
+    `pmem.Memory.apply` in stream order, then every current cell embedded as ``key: value`` and
+    indexed (faiss exact inner product). The embedder is `HashingEmbedder` (numpy,
+    deterministic, no server), so embedding costs almost nothing. A read is
+    `OracleStateArm.read`: embed the question, cosine top-12 cells, render them under the
+    tracked-state header. The sh and mh questions share the stream. The checks: the share of
+    keys whose cell holds the gold final value, and for the single-hop questions matched to a
+    key how often that key's cell is in the top-12 under the hashing embedder.
+    """
     t0 = time.perf_counter()
     sh = FactConsolidation(f"sh_{length}")
     mh = FactConsolidation(f"mh_{length}")

@@ -1,22 +1,12 @@
-"""Calibrate an embedder profile's thresholds (soft identity, prune pair, merge high/low) on
-labelled pairs of the kind each one decides, and write the table (docs/calibration.md).
+"""Calibrate an embedder profile's thresholds (soft identity, prune pair, merge high/low).
 
     .venv/bin/python scripts/calibrate_embedder.py                  # the local e5 profile
     .venv/bin/python scripts/calibrate_embedder.py --lme FILE ...   # LongMemEval files
     make calibrate-embedder
 
-Key pairs come from the fact keys the local chat model really extracted in a committed
-FactConsolidation run; turn pairs from the LongMemEval instances given
-(`benchmarks.calibration.report` builds and labels both). Every vector comes from the
-profile's own embedder client and server (`ModelStack`, as a run starts them), through the
-response cache, embedded as the arms embed them: keys as queries with ``_`` read as spaces
-(`WritePath.identify`), turns as passages and questions as queries (`TurnArm`).
-
-Written: ``<out>/embedder_<profile>.md`` and ``.csv`` (the sweeps), ``_pairs.csv`` (each
-decision and turn pair with its cosine and label). The profile's YAML is not edited: the chosen
-values are printed, for ``configs/embedder/<profile>.yaml`` with a comment citing the table.
-Trailing ``key=value`` arguments are Hydra overrides of the profile. The first run on the local
-profile embeds about 2,000 turns (about 27 minutes on 2 cores); a rerun reads the cache.
+Writes the table (``<out>/embedder_<profile>.md``; docs/calibration.md) and prints the chosen
+values for ``configs/embedder/<profile>.yaml``; trailing ``key=value`` arguments are Hydra
+overrides. A first local run embeds ~2,000 turns (~27 minutes on 2 cores); a rerun hits the cache.
 """
 
 from __future__ import annotations
@@ -56,7 +46,13 @@ async def embed_all(
     resolved: dict[str, Any], cache: Path, keys: Sequence[str], instances: Sequence[Instance]
 ) -> tuple[dict[str, np.ndarray], dict[str, tuple[np.ndarray, np.ndarray]], str]:
     """Key vectors (as the write path embeds them), per question (question, turn vectors),
-    and the embedder's usage line."""
+    and the embedder's usage line.
+
+    Every vector comes from the profile's own embedder client and server (`ModelStack`, as a
+    run starts them), through the response cache, embedded as the arms embed them: keys as
+    queries with ``_`` read as spaces (`WritePath.identify`), turns as passages and questions as
+    queries (`TurnArm`).
+    """
     with tempfile.TemporaryDirectory(prefix="pmem-calibrate-") as logs:
         meter = UsageMeter()
         stack = ModelStack(resolved, ResponseCache(cache), meter, Path(logs))
@@ -90,6 +86,15 @@ def compose_profile(embedder: str, overrides: Sequence[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Label pairs of the kind each threshold decides, sweep them, write the table.
+
+    Key pairs come from the fact keys the local chat model really extracted in a committed
+    FactConsolidation run; turn pairs from the LongMemEval instances given
+    (`benchmarks.calibration.report` builds and labels both). Written:
+    ``<out>/embedder_<profile>.md`` and ``.csv`` (the sweeps), ``_pairs.csv`` (each decision and
+    turn pair with its cosine and label). The profile's YAML is not edited: the chosen values
+    are printed, for ``configs/embedder/<profile>.yaml`` with a comment citing the table.
+    """
     resolved = compose_profile(args.embedder, args.overrides)
     spec = resolved["embedder"]
     harvest = harvest_keys(Path(args.run).resolve())

@@ -1,21 +1,11 @@
-"""The single-revision variant's LLM step (Appendix B.2): a stronger model rewrites each L=1
-case's templated update into a two-step move, and a rewrite is kept only if a temperature-0
-verifier recovers the destination from it. Every call goes through the response cache, so a
-rerun re-pays nothing.
+"""The single-revision variant's LLM rewrites of L=1 updates, kept only if verified (App. B.2).
 
     python -m benchmarks.alfworld_revision.rewrite --writer local --out single.jsonl
     python -m benchmarks.alfworld_revision.rewrite --llm vllm --writer vllm35b --out ...
 
-Roles: the rewriter is the writer profile (``configs/writer/``: ``vllm35b`` is the paper's
-stronger Qwen3.6-35B-A3B-FP8; ``local`` is the same Qwen2.5-Coder-1.5B as the local reader, so
-on the local profile the rewriter is *not* stronger than the reader); ``--writer none`` lets the
-reader's profile rewrite too. The verifier is the reader's profile (``--llm``, the agent model
-the arms are read with), always called at temperature 0, so the rewriter never grades its own
-text. Written: the kept rewrites (``--out``, the rows `benchmark.rewrites=` of
-experiment=table6_single reads), the rejected ones beside it (``.rejected.jsonl``), and a summary
-(``.summary.json``): attempted, kept, yield = kept / attempted, the kept and rejected case ids,
-the rewriter's and the verifier's models. Trailing ``key=value`` arguments are Hydra overrides
-of those profiles (e.g. ``writer.base_url=http://HOST:PORT/v1``).
+The writer profile rewrites (``--writer none``: the reader's); the reader's profile (``--llm``)
+verifies at temperature 0. Trailing ``key=value`` arguments are Hydra overrides of those profiles
+(e.g. ``writer.base_url=http://HOST:PORT/v1``). Calls go through the response cache.
 """
 
 from __future__ import annotations
@@ -65,7 +55,13 @@ def _kept(rewrite: str | None, answer: str | None, destination: str) -> bool:
 
 
 async def rewrite_all(stack: ModelStack, cases: Sequence[Case]) -> list[dict[str, Any]]:
-    """One row per case: the writer's rewrite, the reader's temperature-0 answer, kept or not."""
+    """One row per case: the writer's rewrite, the reader's temperature-0 answer, kept or not.
+
+    The rewriter is the writer profile (``configs/writer/``: ``vllm35b`` is the paper's stronger
+    Qwen3.6-35B-A3B-FP8; ``local`` is the same Qwen2.5-Coder-1.5B as the local reader, so on the
+    local profile the rewriter is *not* stronger than the reader). The verifier is the reader's
+    profile, the agent model the arms are read with, so the rewriter never grades its own text.
+    """
     writer = await stack.get("writer")
     verifier = await stack.get("reader")
     rows = []
@@ -129,7 +125,12 @@ def _jsonl(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def write_outputs(out: Path, rows: Sequence[dict[str, Any]], summary: dict[str, Any]) -> Path:
-    """The kept rows at `out`, the rejected beside it, the summary at ``<out>.summary.json``."""
+    """The kept rows at `out`, the rejected beside it, the summary at ``<out>.summary.json``.
+
+    `out` holds the rows `benchmark.rewrites=` of experiment=table6_single reads; the rejected
+    ones go to ``.rejected.jsonl``; the summary has attempted, kept, yield = kept / attempted,
+    the kept and rejected case ids and the rewriter's and the verifier's models.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     kept = _jsonl([r for r in rows if r["kept"]])
     out.write_text(kept, encoding="utf-8")

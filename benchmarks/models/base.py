@@ -1,31 +1,10 @@
 """The request machinery every model client shares: the openai SDK transport, retries, metering.
 
-`ModelClient` is the extension point: `ChatModel` and `Embedder` build on it, and so can code
-that talks to another endpoint of an OpenAI-compatible server and wants the same guarantees
-(the peer gateway forwards whole request bodies through it). A subclass gets
-- `request()`: one JSON request through the shared client and semaphore, transient failures
-  (429 with its Retry-After, 5xx, timeouts, resets, malformed bodies) retried with backoff and
-  jitter, configuration errors raised at once as `ModelConfigError` naming the model and URL;
-- `meter_call()`: a successful answer's calls, tokens and latency booked in the role's meter;
-- `probe()` and `aclose()`.
-
-Transport: the official `openai.AsyncOpenAI` client (its connection pool, timeouts, headers and
-typed errors), one per (event loop, base URL), created on first use, so every role talking to
-one server shares its pooled keep-alive connections and its concurrency limit. Requests go
-through the SDK's documented raw form (`client.post(path, cast_to=httpx.Response, body=...)`):
-the body is exactly ours (it is the cache key) and the reply is the server's JSON as sent, which
-the response cache stores. `aclose_clients()` (or `run_sync`) closes them.
-
-The SDK's HTTP layer is aiohttp where installed (`openai[aiohttp]`, in the `harness` extra), else
-httpx. The reason is measured, not taste: httpx's connection pool rescans every connection for
-every request on each state change, so its CPU per call grows with the number in flight (10 ms
-a call at 256 in flight against 2.6 ms with aiohttp; `scripts/bench_harness.py`, docs/models.md).
-
-Retries are ours, not the SDK's (`max_retries=0` there): the harness needs each retry counted by
-reason in the run's meter, a backoff the endpoint configures, a quick failure when a server has
-never answered (a wrong port is a configuration error, not a transient one), and retries of a
-200 whose body is malformed — none of which the SDK's built-in loop exposes. The decisions are
-`benchmarks.models.endpoint`'s; the classification of the SDK's errors is `failure_reason`.
+`ModelClient` is the base of `ChatModel`, `Embedder` and the peer gateway, and the one to extend
+for another endpoint of an OpenAI-compatible server. One `openai.AsyncOpenAI` client and
+semaphore per (event loop, base URL), on aiohttp where installed, is shared by every role that
+talks to that server; `aclose_clients()` (or `run_sync`) closes them. Retries are ours, not the
+SDK's; their decisions are `benchmarks.models.endpoint`'s.
 """
 
 from __future__ import annotations
@@ -97,6 +76,19 @@ def transport_name() -> str:
 
 
 def _sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    """The SDK client of one (event loop, base URL): its pool, timeouts, headers, typed errors.
+
+    Its HTTP layer is aiohttp where installed (`openai[aiohttp]`, in the `harness` extra), else
+    httpx. The reason is measured, not taste: httpx's connection pool rescans every connection
+    for every request on each state change, so its CPU per call grows with the number in flight
+    (10 ms a call at 256 in flight against 2.6 ms with aiohttp; `scripts/bench_harness.py`,
+    docs/models.md).
+
+    Retries are ours, not the SDK's (`max_retries=0`): the harness needs each retry counted by
+    reason in the run's meter, a backoff the endpoint configures, a quick failure when a server
+    has never answered (a wrong port is a configuration error, not a transient one), and retries
+    of a 200 whose body is malformed; the SDK's built-in loop exposes none of these.
+    """
     size = endpoint.concurrency + 4  # headroom for probes, which skip the semaphore
     http_options: dict[str, Any] = {
         "limits": httpx2.Limits(max_connections=size, max_keepalive_connections=size),
@@ -110,7 +102,7 @@ def _sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
         base_url=endpoint.base_url,
         api_key=endpoint.api_key or NO_KEY,
-        max_retries=0,  # ours (see the module docstring)
+        max_retries=0,  # ours (see the docstring)
         timeout=http_options["timeout"],
         http_client=http,
     )
@@ -298,8 +290,14 @@ class MalformedResponse(Exception):
 class ModelClient:
     """What chat and embedding clients share: pooled requests, retries, errors, metering.
 
-    The base to extend for another endpoint of an OpenAI-compatible server (see the module
-    docstring): `request()` and `meter_call()` are the interface a subclass uses.
+    The base to extend for another endpoint of an OpenAI-compatible server that wants the same
+    guarantees (the peer gateway forwards whole request bodies through it). A subclass gets
+    - `request()`: one JSON request through the shared client and semaphore, transient failures
+      (429 with its Retry-After, 5xx, timeouts, resets, malformed bodies) retried with backoff
+      and jitter, configuration errors raised at once as `ModelConfigError` naming the model
+      and URL (the classification of the SDK's errors is `failure_reason`);
+    - `meter_call()`: a successful answer's calls, tokens and latency booked in the role's meter;
+    - `probe()` and `aclose()`.
     """
 
     def __init__(
@@ -345,6 +343,10 @@ class ModelClient:
         expected: frozenset[int] = frozenset(),
     ) -> tuple[Any, float]:
         """(JSON body, latency of the successful attempt), retrying what is transient.
+
+        The request goes through the SDK's documented raw form (`client.post(path,
+        cast_to=httpx.Response, body=...)`): the body is exactly ours (it is the cache key) and
+        the reply is the server's JSON as sent, which the response cache stores.
 
         `url` is absolute (the SDK client's base URL is this endpoint's). `validate` checks a
         2xx body (raising `MalformedResponse`, ValueError, KeyError, IndexError or TypeError if

@@ -1,22 +1,11 @@
 """A response cache keyed by what a request *means*, so a crashed or repeated run re-pays nothing.
 
-The key is the sha256 of the canonical JSON of the semantic request (model, revision, messages,
-sampling parameters, schema, draw index). Operational settings (base URL, concurrency, timeouts,
-retries) never enter it: moving a run to another server or tuning its concurrency still hits.
-
-Every response is committed on arrival (SQLite in WAL mode, autocommit), so a kill -9 loses only
-the calls in flight. `synchronous=NORMAL` is durable against a process crash; only a power loss
-can drop the last few commits, which a rerun simply pays again.
-
-A cache lives on one machine. To resume a long run on another (a fresh machine, a cluster
-node), its entries travel as a dump: gzipped JSON lines, one entry each, byte-stable.
+The key (`cache_key`) holds only what decides the answer, never base URL, concurrency, timeouts
+or retries. A cache lives on one machine; to resume a run on another, its entries travel as a
+dump (gzipped JSON lines, one entry each, byte-stable; an imported entry never replaces one held):
 
     python -m benchmarks.models.cache export results/cache/NAME.jsonl.gz [--since T] [--kind chat]
     python -m benchmarks.models.cache import results/cache/*.jsonl.gz
-
-An imported entry never replaces one the cache already holds. Replies depend on the machine
-kind that made them (docs/models.md, "The local profile's slots"), so a run resumed from a dump
-made elsewhere mixes two machines' replies; its manifest names the machine it ran on.
 """
 
 from __future__ import annotations
@@ -77,7 +66,12 @@ def compact_json(value: Any) -> str:
 
 
 def cache_key(request: Mapping[str, Any]) -> str:
-    """sha256 hex of the canonical JSON of a semantic request."""
+    """sha256 hex of the canonical JSON of a semantic request.
+
+    The semantic request is the model, revision, messages, sampling parameters, schema and draw
+    index. Operational settings (base URL, concurrency, timeouts, retries) never enter it, so
+    moving a run to another server or tuning its concurrency still hits.
+    """
     return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
 
 
@@ -123,6 +117,10 @@ class ResponseCache:
 
     Calls are short synchronous statements, so use from one asyncio loop never interleaves; a
     lock makes it safe from threads too, and WAL plus a busy timeout from several processes.
+
+    Every response is committed on arrival (WAL mode, autocommit), so a kill -9 loses only the
+    calls in flight. `synchronous=NORMAL` is durable against a process crash; only a power loss
+    can drop the last few commits, which a rerun simply pays again.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
@@ -257,7 +255,11 @@ class ResponseCache:
     def load(self, source: str | os.PathLike[str]) -> tuple[int, int]:
         """Add the entries of a dump; a key this cache holds keeps its own response. Every line
         is checked before any is added, so a bad file adds nothing (`BadDump` names the line).
-        (added, already here)."""
+        (added, already here).
+
+        Replies depend on the machine kind that made them (docs/models.md, "The local profile's
+        slots"), so a run resumed from a dump made elsewhere mixes two machines' replies; its
+        manifest names the machine it ran on."""
         if self._db is None:
             raise ValueError("a disabled cache cannot load a dump")
         rows = _read_dump(Path(source))

@@ -1,17 +1,8 @@
 """A fixed-latency OpenAI-compatible server on asyncio, for measuring the client, not the server.
 
-`scripts/bench_harness.py` asks how much wall time and CPU our client adds on top of a server's
-latency. The scripted server (`benchmarks.models.scripted`) answers from a thread per request
-(`http.server`), which is right for protocol and fault tests but cannot itself sustain hundreds
-of requests a second on two cores: a benchmark against it would measure the server. This one
-parses HTTP/1.1 by hand on one event loop, waits `latency_s` with `asyncio.sleep` (so a request
-in flight costs a timer, not a thread) and sends a canned reply: at 256 requests in flight it
-answers well over a thousand requests a second on one core, so the client is what is measured.
-
-It answers `GET /health`, `GET /v1/models`, `POST /v1/chat/completions` (the reply echoes the
-request's length, so every answer is non-empty and distinct prompts give distinct replies) and
-`POST /v1/embeddings`. Keep-alive connections, Content-Length bodies only (what HTTP clients
-send for JSON); standard library only.
+`scripts/bench_harness.py` runs it to measure the wall time and CPU our client adds on top of a
+server's latency. Standard library only. It answers `GET /health`, `GET /v1/models`, and, after
+`latency_s`, `POST /v1/chat/completions` and `POST /v1/embeddings`.
 
     python -m benchmarks.models.latency_server --port 8001 --latency-s 1.0
 """
@@ -42,6 +33,8 @@ def _reply(status: int, body: dict[str, object]) -> bytes:
 
 
 def _chat(body: bytes) -> dict[str, object]:
+    """A reply that echoes the request's length: every answer is non-empty and distinct prompts
+    give distinct replies."""
     return {
         "id": "chatcmpl-latency",
         "object": "chat.completion",
@@ -105,7 +98,16 @@ async def _connection(
 
 
 async def serve(host: str, port: int, latency_s: float) -> None:
-    """Serve until SIGTERM or SIGINT."""
+    """Serve until SIGTERM or SIGINT.
+
+    The scripted server (`benchmarks.models.scripted`) answers from a thread per request
+    (`http.server`), which is right for protocol and fault tests but cannot itself sustain
+    hundreds of requests a second on two cores: a benchmark against it would measure the server.
+    This one parses HTTP/1.1 by hand on one event loop (keep-alive connections, Content-Length
+    bodies only: what HTTP clients send for JSON) and waits with `asyncio.sleep`, so a request in
+    flight costs a timer, not a thread: at 256 requests in flight it answers well over a thousand
+    requests a second on one core, so the client is what is measured.
+    """
     server = await asyncio.start_server(
         lambda r, w: _connection(r, w, latency_s), host, port, backlog=4096
     )

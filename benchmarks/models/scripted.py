@@ -1,19 +1,12 @@
 """A deterministic OpenAI-compatible server on 127.0.0.1, for protocol tests and dry runs.
 
-It answers chat completions from scripted rules, embeddings from word hashes, llama.cpp-style
-(or vLLM-style) `/tokenize`, and injects faults on request: HTTP 500 and 429, replies slower
-than the client's timeout, 200s with a broken JSON body, and llama.cpp's HTTP 400 for a prompt
-longer than its window (`context`, only on request). Which request gets which fault
-depends only on the seed and the request's number, so a fault run is repeatable. It counts
-every request (total, per endpoint, faults injected, peak concurrency) so tests can assert
-"zero HTTP calls" or "the retries equal the faults".
-
-Standard library only (`http.server` in a background thread), so it starts in milliseconds:
+It answers chat from scripted rules, embeddings from word hashes and `/tokenize`, injects seeded
+faults on request and counts every request (`ScriptedServer`). Standard library only:
 
     with ScriptedServer([(r"capital of (\\w+)", r"The capital of \\1 is X.")]) as server:
         ...  # server.base_url == "http://127.0.0.1:PORT/v1"
 
-From a shell: `python -m benchmarks.models.scripted --port 8001 --rules rules.json`.
+    python -m benchmarks.models.scripted --port 8001 --rules rules.json
 """
 
 from __future__ import annotations
@@ -92,6 +85,8 @@ def _error(status: int, message: str, kind: str, code: str | None = None) -> Rep
 class ScriptedServer(ManagedServer):
     """An OpenAI-compatible server with scripted replies and seeded fault injection.
 
+    `http.server` in a background thread, so it starts in milliseconds.
+
     `rules`: (regex, reply) pairs searched (DOTALL) in the last user message, first match wins,
     the reply may use `\\1` groups, and named rules (`{"rule": name, "pattern": regex}`, the
     `module:name` functions of a benchmark's `scripted` module); or a callable(messages) -> str;
@@ -102,7 +97,12 @@ class ScriptedServer(ManagedServer):
     `tokenize`: "llama.cpp" (also True), "vllm", or False for no /tokenize endpoint.
     `faults`: exact faults for given request numbers (1-based, counted over the model
     endpoints), e.g. {1: "429"}; otherwise `p_500`, `p_429`, `p_timeout`, `p_malformed` draw
-    from `seed` and the request number. A timeout fault sleeps `timeout_sleep_s`, then replies.
+    from `seed` and the request number, so a fault run is repeatable. The faults: HTTP 500 and
+    429, a reply slower than the client's timeout (it sleeps `timeout_sleep_s`, then replies),
+    a 200 with a broken JSON body, and llama.cpp's HTTP 400 for a prompt longer than its window
+    (`context`, only on request).
+    Every request is counted (total, per endpoint, faults injected, peak concurrency), so tests
+    can assert "zero HTTP calls" or "the retries equal the faults".
     Like a real server, a reply longer than the request's `max_tokens` (in whitespace tokens)
     is cut, with finish_reason "length". A script that raises answers HTTP 500 with the error.
     """

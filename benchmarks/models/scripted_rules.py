@@ -1,23 +1,11 @@
 """The scripted server's reply rules: regex pairs, and named rules chosen from a registry.
 
-A rule set is a list, tried in order, first reply wins, else the server's default:
-
-* ``[regex, reply]`` (or ``{pattern: regex, reply: reply}``): the regex is searched (DOTALL)
-  in the last user message and the reply may use its groups (``\\1``, ``\\g<name>``);
-* ``{rule: module:name}`` or ``{rule: module:name, pattern: regex}``: the function named
-  `name` in that module's `RULES` (a benchmark's `scripted` module) computes the reply from
-  the request and the pattern's match (its named groups are the parts of the prompt the
-  function reads). The pattern says *when* the rule applies; the function
-  says *what* it answers, for what a regex cannot compute (the last value of a chain of moves,
-  the highest-numbered fact for a key, a JSON object for a schema). A function may decline
-  (None) and the next rule is tried.
-
-The named rules answer the paper benchmarks' prompts from the text of the prompt alone: the
-context the arm built for a reader, the event text for a writer, the question, answer and
-response a judge is shown. They never see a gold answer that the prompt does not show, so a
-dry run exercises the whole pipeline with scores that come out of what the arms read
-(`configs/server/scripted.yaml` lists them; each benchmark's live in its `scripted` module). A
-scripted profile is a dry run: its numbers never enter a paper table.
+A rule set is a list, tried in order (first reply wins, else the server's default): ``[regex,
+reply]`` or ``{pattern: regex, reply: reply}`` searches the last user message (DOTALL) and may
+use its groups (``\\1``, ``\\g<name>``); ``{rule: module:name}``, with an optional ``pattern``,
+calls `RULES[name]` of that module (a benchmark's `scripted` module), which may decline (None).
+Named rules read the prompt alone, never a gold answer it does not show; a scripted profile is a
+dry run: its numbers never enter a paper table.
 """
 
 from __future__ import annotations
@@ -37,7 +25,19 @@ RuleFunction = Callable[[Request, re.Match[str] | None], str | None]
 
 
 def named_rule(name: str) -> RuleFunction:
-    """The rule `module:name` names: `RULES[name]` of that module."""
+    """The rule `module:name` names: `RULES[name]` of that module.
+
+    The function computes the reply from the request and the pattern's match (its named groups
+    are the parts of the prompt the function reads): the pattern says *when* the rule applies,
+    the function says *what* it answers, for what a regex cannot compute (the last value of a
+    chain of moves, the highest-numbered fact for a key, a JSON object for a schema).
+
+    The named rules answer the paper benchmarks' prompts from the text of the prompt alone: the
+    context the arm built for a reader, the event text for a writer, the question, answer and
+    response a judge is shown. They never see a gold answer that the prompt does not show, so a
+    dry run exercises the whole pipeline with scores that come out of what the arms read
+    (`configs/server/scripted.yaml` lists them; each benchmark's live in its `scripted` module).
+    """
     module_name, sep, rule = name.partition(":")
     if not sep or not module_name or not rule:
         raise ValueError(f"scripted rule {name!r}: name it as module:rule (a module's RULES)")

@@ -4,11 +4,9 @@
     runs = load_summaries("runs")            # one row per finished run folder
     questions = load_runs("runs", "table6")  # one row per scored question, with what it read
 
-Why a module of its own: the tables, the report, the notebooks and a user's own analysis all read
-run folders the same way, and a reader must never exit the interpreter (it raises `NoRuns`). It
-reads a live runs root (runs/<experiment>/<run>/) and the committed export (results/runs/, the
-same layout with its .jsonl files gzipped: `export_runs`) alike, and only reads: nothing here
-calls a model or changes a run.
+A live runs root (runs/<experiment>/<run>/) and the committed export (results/runs/, the same
+layout with its .jsonl files gzipped: `export_runs`) read alike. Nothing here calls a model or
+changes a run, and a reader never exits the interpreter: it raises `NoRuns`.
 """
 
 from __future__ import annotations

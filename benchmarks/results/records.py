@@ -6,21 +6,8 @@
     summary.json        the `Summary` of a finished run
     manifest.json       the `Manifest`: everything needed to trust and reproduce the numbers
 
-Every record written carries ``"schema": SCHEMA_VERSION`` (each line of a .jsonl file; a
-top-level key of a .json file). A record without it is schema 0: what the runs made before the
-types were (results/runs/) hold, read exactly as before. A record of a newer schema than this
-module knows is refused with one line naming its file (`SchemaError`): a newer harness wrote it,
-and reading it as an older one would be a guess.
-
-The field names on disk are the attribute names. A schema 0 record may lack any field but the
-few the loader has always needed (`required`), so the others are optional: None means the file
-does not have it. Keys the types do not name are kept in `extra` and written back where they
-were, so a record read and written again is the same JSON (`to_json`).
-
-Plain dataclasses, not a validation library: the files are JSON the runner wrote, the readers
-trust their shape as they always did, and a record's JSON stays byte for byte what the runner
-wrote before (key order included, for the pretty-printed summary and manifest). This module, as
-the whole results side, imports nothing else of the project (.importlinter).
+Every record carries ``"schema": SCHEMA_VERSION`` (none: schema 0; newer: `SchemaError`) and is
+written back as the JSON it was read from (`Record`). Imports nothing else of the project.
 """
 
 from __future__ import annotations
@@ -59,7 +46,24 @@ def schema_of(data: Mapping[str, Any], source: str | Path) -> int:
 
 @dataclass(slots=True, kw_only=True)
 class Record:
-    """What every record shares: its schema version and the keys its type does not name."""
+    """What every record shares: its schema version and the keys its type does not name.
+
+    Every record written carries ``"schema": SCHEMA_VERSION`` (each line of a .jsonl file; a
+    top-level key of a .json file). A record without it is schema 0 (results/runs/ holds such
+    records) and is read as it is. A record of a newer schema is refused with one line naming
+    its file (`SchemaError`): a newer harness wrote it, and reading it as an older one would be
+    a guess.
+
+    The field names on disk are the attribute names. A schema 0 record may lack any field but
+    the few the loader needs (`required`), so the others are optional: None means the file does
+    not have it. Keys the types do not name are kept in `extra` and written back where they
+    were, so a record read and written again is the same JSON (`to_json`).
+
+    Plain dataclasses, not a validation library: the files are JSON the runner wrote, the
+    readers trust their shape, and a record's JSON stays byte for byte what the runner wrote
+    (key order included, for the pretty-printed summary and manifest). Like the whole results
+    side, this module imports nothing else of the project (.importlinter).
+    """
 
     #: fields a record of this kind cannot lack, whatever its schema (the loader's keys)
     required: ClassVar[tuple[str, ...]] = ()

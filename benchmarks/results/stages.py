@@ -1,21 +1,8 @@
-"""Exported runs of one config at growing case counts: what a staged peer run asks
-(`benchmarks/alfworld_revision/peer_stages.sh`).
+"""Exported runs of one config at growing case counts: which to drop, which stages to skip.
 
-A peer's probe that outlasts a session runs in stages, `benchmark.cases` = 2, 4, … of the same
-config; each case comes from its own seed, so a smaller run is the start of a larger one. Two
-questions about `results/runs/<experiment>/` follow, answered here so the shell script holds no
-logic of its own:
-
-- which exported runs are the start of a larger complete exported run (drop them: one run a
-  cell);
-- whether a stage is already exported complete, at its case count or more (skip it: rerunning it
-  answers from the response cache in a minute, but its re-export rewrites the run's manifest
-  with a new start time and commit and the table with the same figures, a diff that says
-  nothing).
-
-Two runs are "the same config" when their run identities (`identity.semantic_config`: what
-decides the results, so not `run.*`, thread counts or endpoints) are equal once
-`benchmark.cases` is taken out.
+A staged peer run (`benchmarks/alfworld_revision/peer_stages.sh`) repeats one config at growing
+`benchmark.cases`, each case from its own seed, so a smaller run is the start of a larger one.
+Two runs are the same config when their `identity.semantic_config` less `benchmark.cases` match.
 
     python -m benchmarks.results.stages drop-superseded results/runs/table8
     pmem-bench experiment=table8 arm=graphiti_alfrev benchmark.cases=4 --cfg job --resolve \\
@@ -48,7 +35,11 @@ class Exported:
 
 
 def cell_of(config: dict[str, Any]) -> tuple[str, int]:
-    """A config's identity apart from its case count, and its case count."""
+    """A config's identity apart from its case count, and its case count.
+
+    The identity is the run's `semantic_config`: what decides the results, so not `run.*`,
+    thread counts or endpoints.
+    """
     identity = semantic_config(config)
     benchmark = dict(identity.get("benchmark") or {})
     cases = benchmark.pop("cases", None)
@@ -77,7 +68,8 @@ def exported_runs(folder: Path) -> list[Exported]:
 
 def superseded(runs: list[Exported]) -> list[Exported]:
     """The runs that are the first cases of a larger complete run of the same config. Only a
-    complete run supersedes: a larger run stopped mid-way never costs a finished one."""
+    complete run supersedes: a larger run stopped mid-way never costs a finished one. They are
+    dropped, so each cell has one run."""
     return [
         run
         for run in runs
@@ -86,7 +78,12 @@ def superseded(runs: list[Exported]) -> list[Exported]:
 
 
 def covering(runs: list[Exported], config: dict[str, Any]) -> Exported | None:
-    """The complete run of `config` with the most cases, at least its own, if there is one."""
+    """The complete run of `config` with the most cases, at least its own, if there is one.
+
+    A stage so covered is skipped: rerunning it answers from the response cache in a minute,
+    but its re-export rewrites the run's manifest with a new start time and commit and the
+    table with the same figures, a diff that says nothing.
+    """
     cell, cases = cell_of(config)
     done = [r for r in runs if r.cell == cell and r.complete and r.cases >= cases]
     return max(done, key=lambda r: r.cases) if done else None

