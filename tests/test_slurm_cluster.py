@@ -162,8 +162,9 @@ def test_a_requeued_job_resumes_without_losing_or_repeating_a_prediction(tmp_pat
     assert info["JobState"] == "COMPLETED", log[-3000:]
     assert int(info.get("Restarts", "0")) >= 1, "the job ran once only"
     assert log.count("Launching 1 jobs") == 2, "a requeued job's log keeps both attempts"
-    first, second = log.split("Launching 1 jobs")[1:]
+    first, again_ = log.split("Launching 1 jobs")[1:]
     assert "4/4 questions answered" not in first, "the requeue came after the sweep had ended"
+    assert "4/4 questions answered" in again_
     ours = predictions(clone / "runs")
     (ids,) = [[i for i, _ in p] for p in ours.values()]
     assert len(ids) == len(set(ids)) == 4, f"predictions lost or repeated: {ids}"
