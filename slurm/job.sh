@@ -81,8 +81,12 @@ pmem_job_serve_servers() {  # SERVER...: start these (chat, embed, judge; "none"
 # (runs/cache/job-<id>.jsonl.gz) when the sweep ends or the job is requeued.
 pmem_job_cache() {
   [[ -n ${SLURM_JOB_ID:-} && -z ${PMEM_RUN_CACHE:-} && -z $PMEM_DRY_RUN ]] || return 0
-  export PMEM_RUN_CACHE=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/pmem-cache-$SLURM_JOB_ID.sqlite
+  local dir=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}
+  export PMEM_RUN_CACHE=$dir/pmem-cache-${SLURM_CLUSTER_NAME:-slurm}-$SLURM_JOB_ID-${USER:-$(id -un)}.sqlite
   PMEM_JOB_CACHE_DUMP=runs/cache/job-$SLURM_JOB_ID.jsonl.gz
+  # a file of that name is another cluster's or an earlier attempt's: what this job may reuse
+  # comes from the dumps alone (a requeued attempt's own included)
+  rm -f "$PMEM_RUN_CACHE" "$PMEM_RUN_CACHE-wal" "$PMEM_RUN_CACHE-shm"
   mkdir -p runs/cache
   local dumps=(runs/cache/job-*.jsonl.gz)
   if [[ -e ${dumps[0]} ]]; then
@@ -90,10 +94,11 @@ pmem_job_cache() {
   fi
 }
 
-pmem_job_cache_save() {
+pmem_job_cache_save() {  # the job's cache as its dump in runs/cache/; the node's copy removed
   [[ -n ${PMEM_JOB_CACHE_DUMP:-} && -f ${PMEM_RUN_CACHE:-} ]] || return 0
   python -m benchmarks.models.cache export --cache "$PMEM_RUN_CACHE" \
-    "$PMEM_JOB_CACHE_DUMP.partial" >/dev/null && mv "$PMEM_JOB_CACHE_DUMP.partial" "$PMEM_JOB_CACHE_DUMP"
+    "$PMEM_JOB_CACHE_DUMP.partial" >/dev/null && mv "$PMEM_JOB_CACHE_DUMP.partial" "$PMEM_JOB_CACHE_DUMP" \
+    && rm -f "$PMEM_RUN_CACHE" "$PMEM_RUN_CACHE-wal" "$PMEM_RUN_CACHE-shm"
 }
 
 pmem_job_run() {  # COMMAND...
