@@ -1,17 +1,34 @@
 """`pmem demo`: the paper's running examples on a real SQLite store, printed with history.
 
 Figure 1 (§1): a 5K personal best revised from 27:12 to 25:50; the $30k budget raised to $50k and
-then retracted; two meeting rooms contested and resolved (§4.2.3).
+then retracted; two meeting rooms contested and resolved (§4.2.3). The demo writes only into a
+store it creates: an existing file is refused, unopened and unchanged.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 from pmem.memory import Memory
 
 FULL = ("alternatives", "history", "support")
+
+
+def refusal(store: str) -> str | None:
+    """Why the demo may not write into `store`, or None (a new or empty file). Any store that
+    exists is refused without being opened: a user's store and an earlier demo's look alike
+    enough (the same keys, even the same values) that only the user can tell them apart."""
+    path = Path(store)
+    if not path.exists():
+        return None
+    if path.is_dir():
+        return "is a directory"
+    if path.stat().st_size == 0 and not Path(f"{store}-wal").exists():
+        return None
+    return "already exists"
 
 
 def _say(title: str) -> None:
@@ -20,6 +37,15 @@ def _say(title: str) -> None:
 
 def run(store: str | None = None) -> int:
     tmp = None
+    if store is not None:
+        why = refusal(store)
+        if why is not None:
+            print(
+                f"pmem demo: {store} {why}: the demo writes only into a store it creates; pass "
+                "--store a new path (delete an earlier demo's store to reuse its name)",
+                file=sys.stderr,
+            )
+            return 2
     if store is None:
         tmp = tempfile.TemporaryDirectory(prefix="pmem-demo-")
         store = os.path.join(tmp.name, "demo.sqlite")

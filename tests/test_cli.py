@@ -150,3 +150,23 @@ def test_installed_entry_point_has_help() -> None:
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, check=True).stdout
     for command in ("show", "check", "replay", "export", "demo"):
         assert command in out
+
+
+def test_demo_refuses_a_store_it_did_not_create(tmp_path, capsys) -> None:
+    """`pmem demo --store` on a user's store must not write its stories into it: one line,
+    exit 2, the file byte for byte as it was and nothing created beside it."""
+    store = tmp_path / "mine.sqlite"
+    with Memory(store) as m:
+        m.accept("client.budget", "$99k")  # a key the demo also writes
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert main(["demo", "--store", str(store)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(store) in err and "already exists" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    with Memory(store) as m:
+        assert m.cell("client.budget").value == "$99k"
+
+    fresh = tmp_path / "demo.sqlite"
+    assert main(["demo", "--store", str(fresh)]) == 0
+    assert "check(): ok" in capsys.readouterr().out
+    assert main(["demo", "--store", str(fresh)]) == 2  # a rerun never writes into the first

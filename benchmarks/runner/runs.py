@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -238,19 +239,38 @@ class RunFolder:
         return kind.from_json(data, self.path / name)
 
 
-SECRET_KEYS = frozenset({"api_key", "token", "password", "secret"})
+# What a credential's key is called, compared with case, `_`, `-` and spaces removed: a key that
+# ends with one of these (`openai_api_key`, `hf_token`, `X-Api-Key`, `Authorization`), except one
+# that names an environment variable (`api_key_env`) or counts tokens (`max_tokens`).
+SECRET_SUFFIXES = (
+    "apikey", "token", "password", "passwd", "secret", "authorization", "credential",
+    "credentials", "privatekey", "accesskey", "secretkey", "cookie", "bearer",
+)  # fmt: skip
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+_BEARER = re.compile(r"^\s*(bearer|basic)\s+[A-Za-z0-9._~+/=-]+\s*$", re.IGNORECASE)
+
+
+def secret_key(key: str) -> bool:
+    """Whether a config key names a credential (its value must never reach a file)."""
+    name = re.sub(r"[^a-z0-9]", "", key.lower())
+    return not name.endswith("env") and name.endswith(SECRET_SUFFIXES)
 
 
 def redacted(node: Any) -> Any:
-    """`node` with every secret-named key's value replaced: keys are read from the environment
-    (`api_key_env`), and one given on the command line still never reaches a file."""
+    """`node` with every credential replaced: values of credential-named keys, credentials inside
+    URLs (`https://user:secret@host`), and `Bearer …` strings. Keys are read from the
+    environment (`api_key_env`); one given on the command line still never reaches a file."""
     if isinstance(node, dict):
         return {
-            k: "<redacted>" if k in SECRET_KEYS and v is not None else redacted(v)
+            k: "<redacted>" if secret_key(str(k)) and v is not None else redacted(v)
             for k, v in node.items()
         }
     if isinstance(node, list):
         return [redacted(v) for v in node]
+    if isinstance(node, str):
+        if _BEARER.match(node):
+            return "<redacted>"
+        return _URL_CREDENTIALS.sub(r"\g<scheme><redacted>@", node)
     return node
 
 
