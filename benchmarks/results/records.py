@@ -44,6 +44,43 @@ def schema_of(data: Mapping[str, Any], source: str | Path) -> int:
     return version
 
 
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "list": (list,),
+    "dict": (dict,),
+}
+
+
+def _hints(cls: type) -> dict[str, str]:
+    """Each field's annotation, as written (`str | None`, `list[str] | None`, a TypedDict)."""
+    return {f.name: str(f.type) for f in dataclasses.fields(cls)} | {"schema": "int"}
+
+
+def _conforms(value: Any, hint: str) -> bool:
+    """Whether a JSON value has the type a field's annotation names; `Any` and types this
+    check does not know (TypedDicts: dicts) pass on their outer JSON type alone."""
+    for option in (o.strip() for o in hint.split("|")):
+        base, _, inner = option.partition("[")
+        if base == "Any":
+            return True
+        if base == "None":  # the value is not None: the other options decide
+            continue
+        if base == "list" and isinstance(value, list):
+            element = inner.rstrip("]").strip()
+            return element not in _JSON_TYPES or all(_conforms(v, element) for v in value)
+        if base in _JSON_TYPES:
+            if isinstance(value, bool) and base in ("int", "float"):
+                continue
+            if isinstance(value, _JSON_TYPES[base]):
+                return True
+        elif isinstance(value, dict):  # a TypedDict
+            return True
+    return False
+
+
 @dataclass(slots=True, kw_only=True)
 class Record:
     """What every record shares: its schema version and the keys its type does not name.
@@ -76,6 +113,18 @@ class Record:
     schema: int = SCHEMA_VERSION
     #: keys this type does not name, in file order
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def problem(cls, data: Mapping[str, Any]) -> str | None:
+        """Why `data` is not a record of this kind (a required field missing, or a field whose
+        JSON type is not its type's), or None: what a reader sets aside instead of crashing on."""
+        if missing := [name for name in cls.required if data.get(name) is None]:
+            return f"no {', '.join(missing)}"
+        hints = _hints(cls)
+        for name, value in data.items():
+            if value is not None and name in hints and not _conforms(value, hints[name]):
+                return f"{name} is a JSON {type(value).__name__}, not {hints[name]}"
+        return None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str | Path) -> Self:
@@ -162,6 +211,18 @@ class Score(Record):
     id: str
     #: by scorer name: its fields (``correct``, ``stale``...), or {} when it did not score
     scorers: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def problem(cls, data: Mapping[str, Any]) -> str | None:
+        """Why `data` is not a record of this kind (a required field missing, or a field whose
+        JSON type is not its type's), or None: what a reader sets aside instead of crashing on."""
+        if missing := [name for name in cls.required if data.get(name) is None]:
+            return f"no {', '.join(missing)}"
+        hints = _hints(cls)
+        for name, value in data.items():
+            if value is not None and name in hints and not _conforms(value, hints[name]):
+                return f"{name} is a JSON {type(value).__name__}, not {hints[name]}"
+        return None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str | Path) -> Self:

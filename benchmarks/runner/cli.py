@@ -37,7 +37,7 @@ from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, sum
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, machine, manifest
 from benchmarks.runner.settings import SettingError, check_settings
 from benchmarks.runner.stack import ConfigError
-from benchmarks.runner.types import InputError
+from benchmarks.runner.types import Episode, InputError
 from pmem import StoreError
 
 # configs/ at the top of a checkout; in an installed harness the same files ride in the package
@@ -83,6 +83,20 @@ def searchpath(argv: list[str]) -> list[Path]:
             items = value.strip("[]").split(",")
             return [Path(i.strip().strip("'\"")[len("file://") :]) for i in items if "file://" in i]
     return []
+
+
+def check_question_ids(benchmark: str, episodes: Sequence[Episode]) -> None:
+    """A question id is the resume key: two questions with one id would leave a run forever
+    one answer short. Refused at load, naming the first id asked twice."""
+    seen: set[str] = set()
+    for episode in episodes:
+        for question in episode.questions:
+            if question.id in seen:
+                raise InputError(
+                    f"benchmark {benchmark}: question id {question.id!r} appears twice (episode "
+                    f"{episode.id!r} among others); every question needs an id of its own"
+                )
+            seen.add(question.id)
 
 
 def check_overrides(argv: list[str]) -> None:
@@ -143,6 +157,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     arm_factory = build(cfg.arm, _partial_=True)
     scorers = {name: build(node) for name, node in cfg.scorers.items()}
     episodes = bench.episodes()
+    check_question_ids(cfg.benchmark.name, episodes)
     if cfg.run.limit is not None:
         episodes = _limit(episodes, int(cfg.run.limit))
     expected = sum(len(e.questions) for e in episodes)

@@ -18,7 +18,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -49,9 +49,15 @@ class JsonLines:
     `required`: fields every record must carry (a run's records need their ``id``).
     """
 
-    def __init__(self, path: Path, required: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        required: tuple[str, ...] = (),
+        check: Callable[[dict[str, Any]], str | None] | None = None,
+    ) -> None:
         self.path = path
         self.required = required
+        self.check = check
         self.rejected = path.with_name(path.name + ".rejected")
 
     def read(self) -> list[dict[str, Any]]:
@@ -82,6 +88,8 @@ class JsonLines:
                         problem = f"not a record (a JSON {type(record).__name__})"
                     elif missing := [f for f in self.required if f not in record]:
                         problem = f"not a record (no {', '.join(missing)})"
+                    elif self.check is not None and (wrong := self.check(record)):
+                        problem = f"not a record ({wrong})"
             if problem is None:
                 records.append(record)
                 kept.append(line)
@@ -137,8 +145,16 @@ class RecordLines(Generic[R]):
     record is set aside as `JsonLines` does; a record of a newer schema stops the read
     (`SchemaError`, naming the file): a newer harness wrote it."""
 
-    def __init__(self, path: Path, kind: type[R]) -> None:
-        self.lines = JsonLines(path, required=kind.required)
+    def __init__(self, path: Path, kind: type[R], also: tuple[str, ...] = ()) -> None:
+        """`also`: fields the runner needs beyond the type's own (a prediction's golds, to score
+        it): a record without them is set aside too."""
+
+        def check(record: dict[str, Any]) -> str | None:
+            if missing := [name for name in also if record.get(name) is None]:
+                return f"no {', '.join(missing)}"
+            return kind.problem(record)
+
+        self.lines = JsonLines(path, required=kind.required, check=check)
         self.kind = kind
 
     @property
@@ -167,7 +183,7 @@ class RunFolderInUse(RuntimeError):
 class RunFolder:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.predictions = RecordLines(path / "predictions.jsonl", Prediction)
+        self.predictions = RecordLines(path / "predictions.jsonl", Prediction, also=("golds",))
         self.scores = RecordLines(path / "scores.jsonl", Score)
         # what the reader saw, per question: the arm's read and every model call it caused
         self.samples = RecordLines(path / SAMPLES_FILE, Sample)
