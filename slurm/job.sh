@@ -56,7 +56,15 @@ pmem_job_servers() {  # OVERRIDES...: the comma list of servers that profile use
 }
 
 pmem_job_serve() {  # OVERRIDES...
-  if [[ $PMEM_SERVE_GIVEN == unset ]]; then PMEM_SERVE=$(pmem_job_servers "$@")
+  local servers
+  servers=$(pmem_job_servers "$@")
+  pmem_job_serve_servers ${servers//,/ }
+}
+
+pmem_job_serve_servers() {  # SERVER...: start these (chat, embed, judge; "none" skipped)
+  local s serve=()
+  for s in "$@"; do [[ -n $s && $s != none && ! " ${serve[*]} " == *" $s "* ]] && serve+=("$s"); done
+  if [[ $PMEM_SERVE_GIVEN == unset ]]; then PMEM_SERVE=$(IFS=,; echo "${serve[*]}")
   else PMEM_SERVE=$PMEM_SERVE_GIVEN; fi
   if [[ -z $PMEM_SERVE ]]; then
     echo "vllm: no server needed"
@@ -65,14 +73,6 @@ pmem_job_serve() {  # OVERRIDES...
   else
     pmem_start_vllm
   fi
-}
-
-pmem_job_serve_servers() {  # SERVER...: start these (chat, embed, judge; "none" skipped)
-  local s serve=()
-  for s in "$@"; do [[ -n $s && $s != none && ! " ${serve[*]} " == *" $s "* ]] && serve+=("$s"); done
-  if [[ $PMEM_SERVE_GIVEN == unset ]]; then PMEM_SERVE=$(IFS=,; echo "${serve[*]}")
-  else PMEM_SERVE=$PMEM_SERVE_GIVEN; fi
-  if [[ -z $PMEM_SERVE ]]; then echo "vllm: no server needed"; else pmem_start_vllm; fi
 }
 
 # A job's response cache lives on node-local disk: SQLite's WAL is unsafe on the network

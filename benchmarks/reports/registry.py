@@ -19,13 +19,13 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks.reports.frame import Builder
+
 __all__ = ["Table", "benchmark_packages", "builders", "table", "tables"]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 _TARGET = re.compile(r"^_target_:\s*([\w.]+)\s*$", re.MULTILINE)
 
-#: (the table's run frame, the runs folder, the output folder) -> the table's Markdown
-Builder = Callable[[pd.DataFrame, Path, Path], str]
 #: (runs, experiment read, output folder) -> writes the table (an audit of another table's runs)
 AuditWriter = Callable[[Path, str, Path], Any]
 #: (runs, table name, profile) -> the rows of runs still going, labelled as such
@@ -56,8 +56,9 @@ class Table:
         return self.reads or self.name
 
 
+@functools.cache
 def _config_targets(configs: Path) -> list[str]:
-    return [
+    return [  # read once: the configs do not change while a process runs
         target
         for path in sorted((configs / "benchmark").glob("*.yaml"))
         for target in _TARGET.findall(path.read_text(encoding="utf-8"))
@@ -124,7 +125,9 @@ def tables(runs: Iterable[Path] = ()) -> dict[str, Table]:
 
 
 def table(name: str, runs: Iterable[Path] = ()) -> Table | None:
-    return tables(runs).get(name)
+    """A table by name; the manifests under `runs` are read only for a name no benchmark known
+    so far declares."""
+    return tables().get(name) or tables(runs).get(name)
 
 
 def builders(runs: Iterable[Path] = ()) -> dict[str, Builder]:

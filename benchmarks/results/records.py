@@ -54,9 +54,15 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+_HINTS: dict[type, dict[str, str]] = {}
+
+
 def _hints(cls: type) -> dict[str, str]:
-    """Each field's annotation, as written (`str | None`, `list[str] | None`, a TypedDict)."""
-    return {f.name: str(f.type) for f in dataclasses.fields(cls)} | {"schema": "int"}
+    """Each field's annotation, as written (`str | None`, `list[str] | None`, a TypedDict);
+    computed once per record kind."""
+    if cls not in _HINTS:
+        _HINTS[cls] = {f.name: str(f.type) for f in dataclasses.fields(cls)} | {"schema": "int"}
+    return _HINTS[cls]
 
 
 def _conforms(value: Any, hint: str) -> bool:
@@ -211,18 +217,6 @@ class Score(Record):
     id: str
     #: by scorer name: its fields (``correct``, ``stale``...), or {} when it did not score
     scorers: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def problem(cls, data: Mapping[str, Any]) -> str | None:
-        """Why `data` is not a record of this kind (a required field missing, or a field whose
-        JSON type is not its type's), or None: what a reader sets aside instead of crashing on."""
-        if missing := [name for name in cls.required if data.get(name) is None]:
-            return f"no {', '.join(missing)}"
-        hints = _hints(cls)
-        for name, value in data.items():
-            if value is not None and name in hints and not _conforms(value, hints[name]):
-                return f"{name} is a JSON {type(value).__name__}, not {hints[name]}"
-        return None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], source: str | Path) -> Self:
