@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from baselines.base import load_events, save_events
 from baselines.retrieval import EmbeddingIndex
-from benchmarks.runner.arm import Context, MemoryArm, Services
+from benchmarks.runner.arm import Change, Context, MemoryArm, Services
 from benchmarks.runner.types import Event, InputError, Question
 
 TARGET_CHAIN = 0  # the generator's chain number of the queried object (Event.meta["chain"])
@@ -51,6 +51,14 @@ class RawArm(MemoryArm):
     """
 
     needs: ClassVar[tuple[str, ...]] = ("embedder",)
+    changes: ClassVar[tuple[Change, ...]] = (
+        Change(
+            since="2026-12-02T21:22:21+00:00",
+            what="raw facts are stored and listed without the stream's serial 'N.' (an arrival "
+            "signal the unordered row must not carry; `RawFactsArm`)",
+            configs=("raw_facts", "raw_facts_tags"),
+        ),
+    )
 
     def __init__(
         self,

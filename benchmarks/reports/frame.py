@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.results.loader import NoRuns, load_runs, load_summaries
+from benchmarks.runner.currency import what_changed
 
 # A table builder: the experiment's frame (`collect`), the runs root, the output root -> markdown.
 Builder = Callable[[pd.DataFrame, Path, Path], str]
@@ -57,6 +58,7 @@ def collect(
         df = df[~df["scripted"]]
         if df.empty:
             raise NoRuns(f"no paper runs under {runs / experiment}: only scripted dry runs")
+    df = current_runs(df, experiment)
     if profile is not None:
         chosen = df[(df["profile"] == profile) | (df["llm"] == profile)]
         if chosen.empty:
@@ -65,6 +67,30 @@ def collect(
         df = chosen
     df = one_profile(df, experiment)
     return latest_per_config(df, experiment)
+
+
+class StaleRuns(NoRuns):
+    """Every run of a table shows what the code no longer does (`current_runs`)."""
+
+
+def current_runs(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    """The runs whose data, prompts and arm are still the code's (`benchmarks.runner.currency`);
+    each other run is named with what changed and left out of the table. Raises `StaleRuns`
+    when none is left."""
+    stale: dict[str, list[str]] = {}
+    for run, folder in zip(df["run"], df["folder"], strict=True):
+        if changed := what_changed(Path(folder)):
+            stale[run] = changed
+            say(f"{experiment}/{run} refused (the code changed since): {'; '.join(changed)}")
+    if not stale:
+        return df
+    kept = df[~df["run"].isin(stale)]
+    if kept.empty:
+        raise StaleRuns(
+            f"every run under {experiment} is refused, the code changed since: "
+            + "; ".join(f"{run}: {', '.join(why)}" for run, why in stale.items())
+        )
+    return kept
 
 
 def one_profile(df: pd.DataFrame, experiment: str) -> pd.DataFrame:

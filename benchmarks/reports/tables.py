@@ -25,6 +25,7 @@ from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.frame import CELL_KEYS, NoRuns, collect, say
 from benchmarks.reports.pool import pooled
+from benchmarks.runner.currency import what_changed
 from benchmarks.scoring import hand_verdicts
 
 __all__ = ["WouldDropRows", "build", "build_all", "check", "check_all", "dropped_rows", "main"]
@@ -208,6 +209,7 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
     spec = registry.table(name, [runs])
     experiment = spec.experiment if spec is not None else name
     audit = spec.audit if spec is not None else None
+    refusals = _refusals(runs / experiment)
     with tempfile.TemporaryDirectory() as scratch:
         rebuilt = Path(scratch) / "tables"
         rebuilt.mkdir()
@@ -220,13 +222,13 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 else:
                     build(name, runs, Path(scratch), profile=profile)
         except NoRuns as err:
-            return False, str(err)
+            return False, refusals + str(err)
         except WouldDropRows as err:
             rows = len(pd.read_csv(committed / f"{name}.csv"))
             return (
                 False,
-                f"{len(err.lost)} of {rows} committed row(s) have no run under {runs}: "
-                f"{listed(err.lost, 2)}",
+                f"{refusals}{len(err.lost)} of {rows} committed row(s) have no current run under "
+                f"{runs}: {listed(err.lost, 2)}",
             )
         except Exception as err:  # a record a builder reads is missing or damaged: say so, go on
             return False, f"cannot be rebuilt from {runs}: {type(err).__name__}: {err}"
@@ -240,11 +242,21 @@ def check(name: str, runs: Path, out: Path, *, profile: str | None = None) -> tu
                 return False, f"{theirs} differs from what {runs} builds in its bytes only"
             line, col, a, b = first_change(old, new)
             return False, (
-                f"{theirs} is not what {runs} builds, from line {line}, column {col}: "
+                f"{refusals}{theirs} is not what {runs} builds, from line {line}, column {col}: "
                 f"committed {a!r}, rebuilt {b!r} ({_stack()})"
             )
     runs_used = sum(1 for _ in (runs / experiment).glob("*/manifest.json"))
     return True, f"rebuilds byte for byte from the {runs_used} run(s) under {runs / experiment}"
+
+
+def _refusals(folder: Path) -> str:
+    """'refused: <run> (<what changed>); ' for each finished run under `folder` that no longer
+    shows what the code does (`benchmarks.runner.currency`), '' when there is none."""
+    found = []
+    for run in sorted(p.parent for p in folder.glob("*/summary.json")):
+        if changed := what_changed(run):
+            found.append(f"refused {run.name} ({'; '.join(changed)})")
+    return "".join(f"{line}; " for line in found)
 
 
 def _stack() -> str:

@@ -56,11 +56,26 @@ if TYPE_CHECKING:
         return writer
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A change to what an arm reads or writes, declared by the arm that changed: a run of the
+    arm first started before `since` no longer shows what the code does, and no table cites it
+    (`benchmarks.runner.currency`). `configs`: the arm configs (`arm.name`) it touches, all of
+    the class's when empty."""
+
+    since: str  # when it landed, an ISO 8601 time with its offset
+    what: str  # one line: what the arm does differently now
+    configs: tuple[str, ...] = ()
+
+
 class MemoryArm(abc.ABC):
     """Subclass, implement `ingest` and `read`, and register a config under configs/arm/."""
 
     #: prompts the arm sends to models, by name; hashed into the run manifest
     prompts: ClassVar[dict[str, str]] = {}
+    #: what changed in what this arm reads or writes, oldest first (prompts are compared by
+    #: their hashes instead): runs made before a change are refused as sources of a table
+    changes: ClassVar[tuple[Change, ...]] = ()
     #: model roles the arm calls (writer, embedder); the runner starts and passes only these
     needs: ClassVar[tuple[str, ...]] = ()
 
