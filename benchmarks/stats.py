@@ -20,8 +20,12 @@ __all__ = [
     "BootstrapResult",
     "McNemarResult",
     "binomial_ci",
+    "fisher_exact",
+    "mann_whitney",
     "mcnemar_exact",
     "paired_bootstrap_ci",
+    "sign_test",
+    "unpaired_bootstrap_ci",
 ]
 
 # Resamples drawn per batch by scipy.stats.bootstrap: bounds memory, does not change the draws.
@@ -228,3 +232,75 @@ def binomial_ci(
     low = 0.0 if successes == 0 else max(0.0, float(ci.low))
     high = 1.0 if successes == n else min(1.0, float(ci.high))
     return low, high
+
+
+# ---------------------------------------------------------------------------
+# Two independent samples
+# ---------------------------------------------------------------------------
+
+
+def fisher_exact(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Two-sided p-value of Fisher's exact test: do two independent samples (different items)
+    succeed at different rates? The unpaired counterpart of `mcnemar_exact`."""
+    if not a or not b:
+        raise ValueError("fisher_exact needs at least one item on each side")
+    ka, kb = sum(map(bool, a)), sum(map(bool, b))
+    table = [[ka, len(a) - ka], [kb, len(b) - kb]]
+    return min(1.0, float(_scipy_stats().fisher_exact(table, alternative="two-sided").pvalue))
+
+
+def unpaired_bootstrap_ci(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    iterations: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> BootstrapResult:
+    """Percentile bootstrap CI for ``mean(a) - mean(b)`` of two independent samples, each
+    resampled on its own (``numpy.random.default_rng(seed)``; the same inputs, seed and numpy
+    version give the same interval)."""
+    if not a or not b:
+        raise ValueError("unpaired_bootstrap_ci needs at least one item on each side")
+    _check_confidence(confidence)
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    diffs = np.empty(iterations)
+    for start in range(0, iterations, _BOOTSTRAP_BATCH):
+        size = min(_BOOTSTRAP_BATCH, iterations - start)
+        ra = xa[rng.integers(0, len(xa), (size, len(xa)))].mean(axis=1)
+        rb = xb[rng.integers(0, len(xb), (size, len(xb)))].mean(axis=1)
+        diffs[start : start + size] = ra - rb
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(diffs, [alpha, 1 - alpha])
+    return BootstrapResult(
+        estimate=float(xa.mean() - xb.mean()),
+        low=float(low),
+        high=float(high),
+        iterations=iterations,
+        seed=seed,
+        confidence=confidence,
+        n=len(xa) + len(xb),
+    )
+
+
+def sign_test(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided exact sign test of paired numbers (ties dropped): the `mcnemar_exact` of
+    measurements, e.g. read sizes of two arms on the same questions."""
+    _check_paired(a, b)
+    up = sum(1 for x, y in zip(a, b, strict=True) if x > y)
+    down = sum(1 for x, y in zip(a, b, strict=True) if x < y)
+    if up + down == 0:
+        return 1.0
+    return min(1.0, float(_scipy_stats().binomtest(up, up + down, 0.5).pvalue))
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test of two independent samples of numbers."""
+    if not a or not b:
+        raise ValueError("mann_whitney needs at least one item on each side")
+    if len(set(a) | set(b)) == 1:
+        return 1.0
+    return float(_scipy_stats().mannwhitneyu(a, b, alternative="two-sided").pvalue)

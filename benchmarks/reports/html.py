@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 from markupsafe import Markup
 
-from benchmarks.reports import registry
+from benchmarks.reports import claims, registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.report.page import anchor, document, manifests_html, render, samples_html
 from benchmarks.reports.report.sources import Figure, gather
@@ -60,6 +60,10 @@ class Report:
         self.runs, self.results, self.limit = runs, results, samples_per_run
         self.budget = samples_bytes
         self.sections, self.missing, self.other = gather(runs, results, profile)
+        # the claims of the runs the page reads: the live ones, else the committed export
+        live = runs.is_dir() and any(runs.glob("*/*/summary.json"))
+        self.claims_root = runs if live else results / "runs"
+        self.claims = claims.frame(self.claims_root)
         self.manifests: list[tuple[str, str, dict[str, Any], str]] = []
         self.samples: list[tuple[str, str, pd.DataFrame, list[str], str]] = []
         self.roots: list[tuple[str, int, int]] = []  # (origin, paper runs, scripted runs)
@@ -114,10 +118,27 @@ class Report:
             f"{len(self.samples)} runs with samples"
         )
 
+    @property
+    def entries(self) -> list[tuple[str, Any, str, str]]:
+        """Every table in the paper's order: (name, its section or None, why not, command)."""
+        shown = {s.name: s for s in self.sections}
+        out = []
+        for name, spec in registry.tables([self.runs]).items():
+            why = self.missing.get(name, "")
+            out.append((name, shown.get(name), why, spec.reproduce))
+        return out
+
+    @property
+    def profiles(self) -> list[str]:
+        """The model profiles behind the page's numbers."""
+        found = {p for s in self.sections if s.frame is not None and "profile" in s.frame
+                 for p in s.frame["profile"].dropna().astype(str)}  # fmt: skip
+        return sorted(found | {str(p) for p in self.claims["profile"].dropna()})
+
     def html(self) -> str:
-        toc = [(anchor("t", s.name), s.title) for s in self.sections]
-        if self.missing:
-            toc.append(("missing", "Tables with no runs yet"))
+        toc = [("claims", "The paper's claims")]
+        for name, s, _, _ in self.entries:
+            toc.append((anchor("t", name), s.title if s else f"{name} (not run)"))
         if self.other:
             toc.append(("figures", "Other figures"))
         toc += [
@@ -125,13 +146,15 @@ class Report:
             ("samples", "Samples"),
             ("method", "Method"),
         ]
-        head = render(PAGE, "head", TITLE, self.runs, self.results, self.roots, self.sections)
+        head = render(
+            PAGE, "head", TITLE, self.runs, self.results, self.roots, self.sections,
+            self.entries, self.profiles, claims.shown(self.claims), self.claims_root,
+        )  # fmt: skip
         # the manifests and the drill-down come rendered (page.py prepares them): markup as is
         body = render(
             PAGE,
             "body",
-            self.sections,
-            self.missing,
+            self.entries,
             self.other,
             Markup(manifests_html(self.manifests)),
             Markup(samples_html(self.samples, self.limit, self.budget)),

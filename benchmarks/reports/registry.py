@@ -21,7 +21,7 @@ import pandas as pd
 
 from benchmarks.reports.frame import Builder
 
-__all__ = ["Table", "benchmark_packages", "builders", "table", "tables"]
+__all__ = ["Table", "benchmark_packages", "builders", "claims_of", "table", "tables"]
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 _TARGET = re.compile(r"^_target_:\s*([\w.]+)\s*$", re.MULTILINE)
@@ -50,10 +50,17 @@ class Table:
     figure: Drawing | None = None  # the committed figure drawn from results/tables/<name>.csv
     cells: CellReader | None = None  # our k of n beside the paper's figure, for the page
     no_verdict: str | None = None  # why the page judges none of its cells
+    #: what runs it (the report names it where the table has no runs); default
+    #: `make reproduce-<name>`, underscores as dashes
+    command: str | None = None
 
     @property
     def experiment(self) -> str:
         return self.reads or self.name
+
+    @property
+    def reproduce(self) -> str:
+        return self.command or f"make reproduce-{self.name.replace('_', '-')}"
 
 
 @functools.cache
@@ -111,6 +118,18 @@ def _tables_of(package: str) -> tuple[Table, ...]:
             raise
         return ()
     return tuple(getattr(module, "TABLES", ()))
+
+
+@functools.cache
+def claims_of(package: str) -> tuple[Any, ...]:
+    """The paper's claims a benchmark checks (`<package>.claims.CLAIMS`), or none."""
+    try:
+        module = importlib.import_module(f"{package}.claims")
+    except ModuleNotFoundError as err:
+        if err.name != f"{package}.claims":
+            raise
+        return ()
+    return tuple(getattr(module, "CLAIMS", ()))
 
 
 def tables(runs: Iterable[Path] = ()) -> dict[str, Table]:
