@@ -46,8 +46,9 @@ def run(root: Path, arm: str, L: int, outcomes: list[bool], *, prefix: str = "q"
 
 
 def claim(a: Side, b: Side, direction: str = ">", **more) -> Claim:
-    return Claim("c", "§4.2.1", "a beats b", "table6", a, b, more.pop("outcome", "location.correct"),
-                 direction=direction, command="make reproduce-table6", **more)  # fmt: skip
+    outcome = more.pop("outcome", "location.correct")
+    return Claim("c", "§4.2.1", "a beats b", "table6", a, b, outcome, direction=direction,
+                 command="make reproduce-table6", **more)  # fmt: skip
 
 
 def test_a_paired_claim_that_holds(tmp_path: Path) -> None:

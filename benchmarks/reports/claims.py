@@ -1,8 +1,8 @@
 """The paper's claims as checks on per-question outcomes: what a reproduction on another model can
 test is a claim's direction and significance, not each cell's figure.
 
-    python -m benchmarks.reports.claims [--runs results/runs] [--out results]   # write them
-    python -m benchmarks.reports.claims --check --runs results/runs            # committed = rebuilt?
+    python -m benchmarks.reports.claims [--runs results/runs] [--out results]   # write
+    python -m benchmarks.reports.claims --check --runs results/runs   # committed = rebuilt?
 
 Each benchmark package declares its claims (`<package>.claims.CLAIMS`, a list of `Claim`): two
 sides (an arm in a cell of a table's runs), the per-question outcome compared and the direction
