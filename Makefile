@@ -6,8 +6,8 @@
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 #   make test-slurm   the cluster path through a real one-node Slurm on this machine
 #   make tables       every table from the run folders; make report: results/report.html
-#   make check-tables whether each committed table, figure and the report are what the
-#                     committed runs build
+#   make check-tables whether each committed table, the claims, every figure and the report
+#                     are what the committed runs build (part of make test)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -160,7 +160,7 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: lint
+test: lint check-tables
 	$(BIN)/python -m pytest
 
 test-model: setup-local
@@ -331,12 +331,15 @@ reproduce-conflict: $(PROFILE_SETUP)
 # it kept, and when there are none.
 tables: setup
 	$(BIN)/python -m benchmarks.reports all
+	$(BIN)/python -m benchmarks.reports.claims --runs runs
 
-# Whether each committed table (results/tables/), and the committed report, is byte for byte
-# what the committed runs (results/runs/) build; writes nothing, exits 1 when one is not backed,
-# and says why.
+# Whether each committed table (results/tables/), the claims, the figures and the committed
+# report are byte for byte what the committed runs (results/runs/) build, from runs that still
+# show what the code does (benchmarks/runner/currency.py); writes nothing, exits 1 when one is
+# not backed, and says why.
 check-tables: setup
 	$(BIN)/python -m benchmarks.reports all --check --runs results/runs
+	$(BIN)/python -m benchmarks.reports.claims --check --runs results/runs
 	$(BIN)/python -m benchmarks.reports.figures --check
 	$(BIN)/python -m benchmarks.reports.html --check --runs results/runs
 

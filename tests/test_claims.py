@@ -137,3 +137,12 @@ def test_a_measurement_is_compared_by_the_sign_test(tmp_path: Path) -> None:
     assert row["unit"] == "value" and row["test"].startswith("sign test")
     assert (row["a_value"], row["b_value"], row["effect"]) == (30.0, 600.0, -570.0)
     assert row["p"] == pytest.approx(2 * 0.5**12) and row["verdict"] == "holds"
+
+
+def test_numpy_outcomes_count_like_python_ones(tmp_path: Path) -> None:
+    run(tmp_path, "pmem_commit", 8, [True] * 20)
+    run(tmp_path, "raw_topk", 8, [False] * 20)
+    as_numpy = claim(Side("pmem_commit", {"L": 8}), Side("raw_topk", {"L": 8}),
+                     outcome=lambda q: q["location.correct"].astype("bool"))  # fmt: skip
+    row = evaluate(as_numpy, tmp_path)
+    assert row["verdict"] == "holds" and row["unit"] == "%" and row["n"] == 20

@@ -273,7 +273,7 @@ def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
         pre, final = g[g.phase == "pre"], g[g.phase == "final"]
         both = _per_case(
             pre,
-            lambda r: _all_valid(r["introspection"], (r["question_meta"] or {}).get("candidates")),
+            lambda r: all_valid(r["introspection"], (r["question_meta"] or {}).get("candidates")),
         )
         rows.append(
             {
@@ -308,7 +308,7 @@ def conflict(df: pd.DataFrame, runs: Path, out: Path) -> str:
     )
 
 
-def _all_valid(introspection: Any, candidates: Any) -> Any:
+def all_valid(introspection: Any, candidates: Any) -> Any:
     """Both reports of a conflict case are valid facts of the store (None without a list)."""
     if not isinstance(introspection, dict) or not candidates:
         return None

@@ -23,9 +23,11 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Number
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from benchmarks import stats
@@ -102,16 +104,16 @@ def _values(q: pd.DataFrame, claim: Claim) -> pd.Series:
     if values is None:
         return pd.Series(dtype=object)
     values = pd.Series(values, index=q.index)
-    keep = values.map(lambda v: isinstance(v, bool | int | float) and not _nan(v))
+    keep = values.map(lambda v: isinstance(v, bool | np.bool_ | Number) and not _nan(v))
     kept = values[keep]
-    numeric = any(not isinstance(v, bool) for v in kept)
+    numeric = any(not isinstance(v, bool | np.bool_) for v in kept)
     return pd.Series(
         kept.astype(float if numeric else bool).to_numpy(), index=q.loc[keep, "id"].to_numpy()
     )
 
 
 def _nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
+    return isinstance(value, float | np.floating) and math.isnan(value)
 
 
 def _side(q: pd.DataFrame, df: pd.DataFrame, side: Side) -> pd.DataFrame:
@@ -315,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         ok, why = check(args.runs, args.out)
         print(f"claims: {'ok' if ok else 'NOT BACKED'}: {why}")
         return 0 if ok else 1
+    if not any(args.runs.glob("*/*/summary.json")):
+        print(f"claims: no finished runs under {args.runs}/: the claims table is unchanged")
+        return 0
     print(write(args.runs, args.out))
     print(f"\nwrote {args.out / 'tables'}/claims.md and .csv", file=sys.stderr)
     return 0

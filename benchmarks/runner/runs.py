@@ -295,7 +295,7 @@ def manifest(cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, st
     return Manifest(
         config=redacted(cfg),
         config_sha256=config_hash(cfg),
-        git=_git_state(),
+        git=git_state(),
         python=sys.version.split()[0],
         platform=platform.platform(),
         machine=machine(),
@@ -346,7 +346,7 @@ def _version(package: str) -> str | None:
         return None
 
 
-def _git_state() -> GitState:
+def git_state() -> GitState:
     root = Path(__file__).resolve().parents[2]
 
     def git(*args: str) -> str | None:
