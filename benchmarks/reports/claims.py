@@ -112,6 +112,16 @@ def _values(q: pd.DataFrame, claim: Claim) -> pd.Series:
     )
 
 
+def _same(value: Any, wanted: Any) -> bool:
+    """A run's cell value is the one a side names: None matches a missing value, 8 matches 8.0
+    (a column with a missing value is a float column), anything else by its text."""
+    if wanted is None or _nan(wanted):
+        return value is None or _nan(value)
+    if isinstance(value, Number) and isinstance(wanted, Number) and not isinstance(wanted, bool):
+        return float(value) == float(wanted)  # type: ignore[arg-type]
+    return str(value) == str(wanted)
+
+
 def _nan(value: Any) -> bool:
     return isinstance(value, float | np.floating) and math.isnan(value)
 
@@ -119,9 +129,9 @@ def _nan(value: Any) -> bool:
 def _side(q: pd.DataFrame, df: pd.DataFrame, side: Side) -> pd.DataFrame:
     runs = df[df["arm"] == side.arm]
     for key, value in side.cell.items():
-        if key not in runs.columns:
-            return runs.iloc[0:0]
-        runs = runs[runs[key].astype(str) == str(value)]
+        if key not in runs.columns or runs.empty:
+            return q.iloc[0:0]
+        runs = runs[runs[key].map(lambda v, want=value: _same(v, want)).astype(bool)]
     return q[q["run"].isin(runs["run"])]
 
 

@@ -284,7 +284,8 @@ def load_runs(
     run: str | None = None,
     include_scripted: bool = False,
 ) -> pd.DataFrame:
-    """One row per scored question of every finished run under `root`: the run's columns
+    """One row per scored question of every finished run under `root` (per question read, for a
+    run that only records reads: run.answer=false): the run's columns
     (experiment, run, arm, profile, benchmark settings), the question, golds and prediction,
     the read's size, one column per scorer field (``location.correct``, ``stale.stale``...),
     and, when the run kept a sample log, what the arm read (``context_text``,
@@ -296,7 +297,10 @@ def load_runs(
         predictions = {p.id: p for p in read_typed(folder, "predictions", Prediction)}
         # the last line per id wins
         samples = {s.id: s for s in read_typed(folder, "samples", Sample)}
-        for score in read_typed(folder, "scores", Score):
+        scores = read_typed(folder, "scores", Score)
+        if not scores and _read_only(folder):  # run.answer=false: its questions are its reads
+            scores = [Score(id=i) for i in predictions]
+        for score in scores:
             pred = predictions.get(score.id) or Prediction(id=score.id, schema=0)
             row: dict[str, Any] = {
                 **columns,
@@ -321,6 +325,14 @@ def load_runs(
                 row["calls"] = sample.calls
             rows.append(row)
     return _kept(rows, root, experiment, include_scripted)
+
+
+def _read_only(folder: Path) -> bool:
+    """Whether a run only recorded what its arm read (run.answer=false): nothing to score."""
+    try:
+        return bool(json.loads((folder / "summary.json").read_text()).get("read_only"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def ingest_calls(folder: Path) -> list[dict[str, Any]]:
