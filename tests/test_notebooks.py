@@ -29,7 +29,7 @@ NOTEBOOKS = {p.stem: p for p in sorted((REPO / "notebooks").glob("*.ipynb"))}
 EXPECTED: dict[str, dict[str, Any]] = {
     "alfworld": {
         "markdown": ["Table 6", "Table 8", "contest and resolve"],
-        "html": ["P-Mem commit", "Raw top-k", "verdict", "recovered (paper)", "flagged before"],
+        "html": ["P-Mem commit", "Raw top-10", "verdict", "recovered (paper)", "flagged before"],
         "tables": 5,
         "images": 1,
     },

@@ -26,12 +26,15 @@ from markupsafe import Markup
 from benchmarks.reports import claims, registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.report.page import anchor, document, manifests_html, render, samples_html
-from benchmarks.reports.report.sources import Figure, gather
+from benchmarks.reports.report.sources import Figure, gather, section_of
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]
 
 TITLE = "P-Mem reproduction report"
+# Measurements beyond the paper's tables, each written by its script to results/<name>/<name>.md
+# (routing: scripts/measure_routing.py, docs/routing.md)
+MEASUREMENTS = ("routing",)
 PAGE = "report.html.j2"  # the head and the body around the table sections
 MIB = 1024 * 1024
 # The drill-down's share of the page: the committed page must stay small enough to keep in git
@@ -64,6 +67,11 @@ class Report:
         live = runs.is_dir() and any(runs.glob("*/*/summary.json"))
         self.claims_root = runs if live else results / "runs"
         self.claims = claims.frame(self.claims_root)
+        self.measurements = [
+            section_of(name, md.read_text(), None, False, f"committed {md}")
+            for name in MEASUREMENTS
+            if (md := results / name / f"{name}.md").exists()
+        ]
         self.manifests: list[tuple[str, str, dict[str, Any], str]] = []
         self.samples: list[tuple[str, str, pd.DataFrame, list[str], str]] = []
         self.roots: list[tuple[str, int, int]] = []  # (origin, paper runs, scripted runs)
@@ -139,6 +147,7 @@ class Report:
         toc = [("claims", "The paper's claims")]
         for name, s, _, _ in self.entries:
             toc.append((anchor("t", name), s.title if s else f"{name} (not run)"))
+        toc += [(anchor("t", m.name), m.title) for m in self.measurements]
         if self.other:
             toc.append(("figures", "Other figures"))
         toc += [
@@ -155,6 +164,7 @@ class Report:
             PAGE,
             "body",
             self.entries,
+            self.measurements,
             self.other,
             Markup(manifests_html(self.manifests)),
             Markup(samples_html(self.samples, self.limit, self.budget)),

@@ -23,8 +23,8 @@ NAMES: dict[str, str] = {
     "crud_commit": "Commit, no retention (CRUD)",
     "crud_commit_label_routed": "Commit, no retention (CRUD, oracle routing)",
     "crud_commit_oracle": "Commit, no retention (oracle writer)",
-    "raw_topk": "Raw top-k",
-    "raw_recon": "Raw + reconcile",
+    "raw_topk": "Raw top-10",
+    "raw_recon": "Raw + reconstruction",
     "raw_tags": "Raw + order tags",
     "raw_oracle_order": "Raw, oracle order",
     # FactConsolidation (Table 7, Appendix F)

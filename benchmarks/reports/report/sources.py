@@ -26,7 +26,7 @@ from benchmarks.reports.markdown import Block, parse, split_title
 from benchmarks.reports.report.cells import Cell, cells_for
 from benchmarks.results import NoRuns, load_summaries
 
-__all__ = ["Figure", "Section", "gather", "table_names"]
+__all__ = ["Figure", "Section", "gather", "section_of", "table_names"]
 
 
 # The paper's order: ALFWorld revision and FactConsolidation first, then LongMemEval.
@@ -123,7 +123,7 @@ def _frame(csv: Path) -> pd.DataFrame | None:
     return pd.read_csv(csv)
 
 
-def _section(name: str, md: str, frame: pd.DataFrame | None, live: bool, origin: str) -> Section:
+def section_of(name: str, md: str, frame: pd.DataFrame | None, live: bool, origin: str) -> Section:
     """A table's section: a built table's blocks come from its document (each table from its
     frame); a committed table, which has only its Markdown, is read from it."""
     title, blocks = split_title(md.blocks() if isinstance(md, Document) else parse(md))
@@ -161,7 +161,7 @@ def _live(name: str, runs: Path, names: set[str], profile: str | None) -> Sectio
         except Exception as e:  # a builder's failure must not hide the other tables
             return f"live build from {runs / experiment} failed: {type(e).__name__}: {e}"
         origin = f"live runs under {runs / experiment} ({paper_runs} finished run(s))"
-        section = _section(name, md, _frame(csv_path), True, origin)
+        section = section_of(name, md, _frame(csv_path), True, origin)
         section.figures = _figures(out / "figures", name, f"rebuilt from {runs}", names)
     section.notes = [
         re.sub(r"^tables: ", "", line) for line in notes.getvalue().splitlines() if line.strip()
@@ -179,7 +179,7 @@ def _committed(name: str, results: Path, names: set[str]) -> Section | None:
         return None
     csv = md.with_suffix(".csv")
     files = f"{md}" + (f" and {csv.name}" if csv.exists() else "")
-    section = _section(name, md.read_text(), _frame(csv), False, f"committed results: {files}")
+    section = section_of(name, md.read_text(), _frame(csv), False, f"committed results: {files}")
     section.figures = _figures(results / "figures", name, f"committed {results}/figures", names)
     return section
 
