@@ -62,11 +62,14 @@ def build_table(root: Path, experiment: str, out: Path) -> str:
 
 
 def table_row(markdown: str, arm: str) -> dict[str, str]:
-    """One row of a markdown table (first column `arm`), by its header."""
+    """One row of a markdown table (first column `arm`, printed by its display name), by its
+    header."""
+    from benchmarks.reports.names import display_name
+
     lines = [line for line in markdown.splitlines() if line.startswith("|")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     for line in lines[2:]:
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if cells[0] == arm:
+        if cells[0] == display_name(arm):
             return dict(zip(header, cells, strict=True))
     raise AssertionError(f"no row {arm!r} in:\n{markdown}")

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.reports.html import build, main
+from benchmarks.reports import registry
+from benchmarks.reports.html import MEASUREMENTS, build, main
 from benchmarks.reports.markdown import inline, parse
 from benchmarks.reports.report.cells import cells_for, count_from_rate
 from benchmarks.reports.report.page import fit_budget
@@ -203,10 +204,16 @@ def committed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Page]:
 
 def test_every_committed_table_and_figure_is_on_the_page(committed: tuple[str, Page]) -> None:
     text, page = committed
-    tables = sorted(p.stem for p in (RESULTS / "tables").glob("*.md"))
+    tables = sorted(p.stem for p in (RESULTS / "tables").glob("*.md") if p.stem != "claims")
     assert tables, "the repository commits its tables"
-    assert sorted(page.sections) == tables
-    assert all(s["data-source"] == "committed" for s in page.sections.values())
+    shown = sorted(n for n, s in page.sections.items() if s["data-source"] != "none")
+    assert shown == sorted([*tables, *MEASUREMENTS])
+    assert set(page.sections) >= set(registry.tables()), "every paper table, run or not"
+    assert all(s["data-source"] in ("committed", "none") for s in page.sections.values())
+    for name, s in page.sections.items():  # a table not run names what runs it
+        if s["data-source"] == "none":
+            command = html.escape(registry.table(name).reproduce, quote=False)
+            assert f"Not run on this profile: <code>{command}</code>" in text
     figures = sorted((RESULTS / "figures").glob("*.png"))
     images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', text)
     assert sorted(name for name, _ in images) == sorted(f.name for f in figures)
@@ -221,16 +228,17 @@ def test_committed_verdicts_are_computed(committed: tuple[str, Page]) -> None:
     _, page = committed
     rows = {(r[0], r[1]): r for r in page.verdicts}
     # Table 6 (n=20): computed as in test_table6_cells_hand_checked
-    raw = rows[("raw_topk", "L=2")]
+    raw = rows[("Raw top-10", "L=2")]
     assert raw[3:7] == ["10/20", "50.0 [29.9–70.1]", "72.9", "11–18 of 20 (55.0–90.0%)"]
     assert raw[-1] == "✗ outside"
-    assert rows[("raw_topk", "L=4")][3] == "9/20" and rows[("raw_topk", "L=4")][-1] == "✓ inside"
+    raw4 = rows[("Raw top-10", "L=4")]
+    assert raw4[3] == "9/20" and raw4[-1] == "✓ inside"
     # the commit arm routed by its own key is the paper's row; the label-routed one is an
     # oracle-routing row, with no paper figure to judge
-    assert rows[("pmem_commit", "L=4")][3:6] == ["20/20", "100.0 [83.9–100.0]", "100.0"]
-    assert not any(r[0].startswith("pmem_commit_label_routed") for r in page.verdicts)
+    assert rows[("P-Mem commit", "L=4")][3:6] == ["20/20", "100.0 [83.9–100.0]", "100.0"]
+    assert not any(r[0].startswith("P-Mem commit (oracle routing)") for r in page.verdicts)
     # Table 8 joins questions: "70.6 (n=17)" recovered against the paper's 100.0
-    assert rows[("pmem_commit, d=32", "recovered (ours)")][3] == "12/17"
+    assert rows[("P-Mem commit, d=32", "recovered (ours)")][3] == "12/17"
     assert int(page.sections["table6"]["data-verdicts"]) == 20  # 5 paper arms x 4 L
     for r in page.verdicts:  # every verdict agrees with the definition
         k, n = map(int, r[3].split("/"))
@@ -248,13 +256,9 @@ def test_a_fresh_clone_gets_the_committed_samples(committed: tuple[str, Page]) -
     finished = sorted(
         m for m in RESULTS.glob("runs/*/*/manifest.json") if (m.parent / "summary.json").exists()
     )
-    # a read-only run (the haystack-growth sweep's) records reads, no scored questions: its
-    # manifest is on the page, and it has no drill-down
-    exported = [
-        m
-        for m in finished
-        if not json.loads((m.parent / "summary.json").read_text()).get("read_only")
-    ]
+    # a read-only run (the haystack-growth sweep's) records reads, no scores: its drill-down
+    # shows what each question read
+    exported = finished
     assert exported, "the repository commits sample-logged runs under results/runs/"
     for manifest in finished:
         assert json.loads(manifest.read_text())["config_sha256"] in text, manifest.parent.name
@@ -294,7 +298,7 @@ def test_dry_runs_get_a_drill_down_but_no_table(dry_runs: Path, tmp_path: Path) 
     text = out.read_text()
     page = Page(text)
     _no_external_links(page, text)
-    assert all(s["data-source"] == "committed" for s in page.sections.values())
+    assert all(s["data-source"] in ("committed", "none") for s in page.sections.values())
     assert "scripted dry run(s) under" in text  # Table 6 and 7 say why the runs are left out
     for experiment in ("table6", "table7"):
         (folder,) = (dry_runs / experiment).iterdir()
@@ -338,7 +342,7 @@ def test_live_paper_runs_rebuild_their_table(dry_runs: Path, tmp_path: Path) -> 
     assert page.sections["table6"]["data-source"] == "live"
     assert page.sections["table7"]["data-source"] == "committed"
     assert "live runs under" in text and "stand-in-llm" in text
-    (row,) = [r for r in page.verdicts if r[:2] == ["raw_topk", "L=1"]]
+    (row,) = [r for r in page.verdicts if r[:2] == ["Raw top-10", "L=1"]]
     scores = json.loads(manifest_path.with_name("summary.json").read_text())["scores"]
     k, n = scores["location"]["correct"], scores["location"]["n"]
     assert row[3] == f"{k}/{n}" and row[5] == "100.0"  # the paper: 100.0 at L=1

@@ -30,7 +30,7 @@ def test_table6_reports_ours_beside_the_paper_and_drops_superseded_runs(tmp_path
     assert sorted(df["run"]) == ["a", "c", "d"]
     assert "table6/b is superseded" in capsys.readouterr().err
     md = TABLES["table6"](df, runs, tmp_path / "out")
-    assert "| pmem_commit | 100.0 [50–100] / 100.0 | 95.0 [50–100] / 100.0 |" in md.replace(
+    assert "| P-Mem commit | 100.0 [50–100] / 100.0 | 95.0 [50–100] / 100.0 |" in md.replace(
         "  ", ""
     )
     assert "75.0 [50–100] / 72.9" in md  # raw top-10 at L=2 beside the paper's 72.9
@@ -370,10 +370,11 @@ def test_table6_reports_routing_and_splits_commit_misses(tmp_path) -> None:
             c.strip() for c in line.strip("|").split("|")
         ]
         for line in md.split("Commit routing and misses")[1].splitlines()
-        if line.startswith("| pmem")
+        if line.startswith("| P-Mem")
     }
-    assert rows[("pmem_commit", "2")][2:] == ["77.8% of 9", "66.7%", "2", "1", "1"]
-    assert rows[("pmem_commit_label_routed", "2")][2:] == ["100.0% of 3", "100.0%", "0", "0", "0"]
+    assert rows[("P-Mem commit", "2")][2:] == ["77.8% of 9", "66.7%", "2", "1", "1"]
+    routed = rows[("P-Mem commit (oracle routing)", "2")]
+    assert routed[2:] == ["100.0% of 3", "100.0%", "0", "0", "0"]
 
 
 # -- Table 7: a peer's ingest stopped mid-stream (issue 15.4) ---------------------------------

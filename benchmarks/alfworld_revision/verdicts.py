@@ -6,6 +6,7 @@ import pandas as pd
 
 from benchmarks.alfworld_revision import paper
 from benchmarks.reports.markdown import Block
+from benchmarks.reports.names import arm_id
 from benchmarks.reports.report.cells import (
     RATE,
     Cell,
@@ -43,7 +44,7 @@ def table8_cells(df: pd.DataFrame, blocks: list[Block]) -> list[Cell]:
         if t.column("arm") is None or t.column("d") is None:
             continue
         for row in t.rows:
-            arm, d = row[t.column("arm")], row[t.column("d")]
+            arm, d = arm_id(row[t.column("arm")]), row[t.column("d")]
             ref = paper.TABLE8.get(arm, {})
             match = {"arm": arm, "d": d}
             for column, key in columns.items():
@@ -73,7 +74,7 @@ def conflict_cells(df: pd.DataFrame, blocks: list[Block]) -> list[Cell]:
         if t.column("arm") is None:
             continue
         for row in t.rows:
-            arm = row[t.column("arm")]
+            arm = arm_id(row[t.column("arm")])
             for column, (what, key) in columns.items():
                 j = t.column(column)
                 if j is not None:

@@ -16,6 +16,7 @@ import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
 from benchmarks.reports.markdown import Block, Table, parse
+from benchmarks.reports.names import display_name
 
 __all__ = ["Document", "Frame", "markdown_table"]
 
@@ -104,5 +105,16 @@ class Document(str):
 
 
 def markdown_table(df: pd.DataFrame, **options: Any) -> Document:
-    """`df.to_markdown(**options)` as a document part that keeps the frame."""
-    return Document((Frame(df, options),))
+    """`df.to_markdown(**options)` as a document part that keeps the frame; an `arm` column
+    (or index) prints each arm's display name (`names.display_name`: one name per arm in every
+    table, figure and page)."""
+    return Document((Frame(named(df), options),))
+
+
+def named(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with its `arm` column or index in display names (config ids stay in the csv)."""
+    if "arm" in df.columns:
+        return df.assign(arm=df["arm"].map(lambda a: display_name(str(a)) if a == a else a))
+    if df.index.name == "arm":
+        return df.rename(index=lambda a: display_name(str(a)))
+    return df

@@ -96,3 +96,12 @@ def sort_arms(arms: Iterable[str]) -> list[str]:
         return (_ORDER.get(arm, _ORDER.get(base, len(_ORDER))), arm)
 
     return sorted(set(arms), key=key)
+
+
+_IDS = {name: arm for arm, name in NAMES.items()}
+
+
+def arm_id(name: str) -> str:
+    """The config id a display name stands for (`display_name`'s inverse over `NAMES`); any
+    other text is returned as it is."""
+    return _IDS.get(name, name)

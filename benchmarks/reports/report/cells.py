@@ -17,6 +17,7 @@ import pandas as pd
 
 from benchmarks.reports import registry
 from benchmarks.reports.markdown import Block, Table
+from benchmarks.reports.names import display_name
 from benchmarks.reports.verdict import Verdict, as_probability, verdict
 from benchmarks.stats import binomial_ci
 
@@ -101,6 +102,8 @@ def make_cell(
     if k is None or ref is None or n <= 0 or ref != ref:  # ref NaN: no paper figure
         return None
     p = ref if isinstance(ref, Fraction) else as_probability(ref, percent=True)
+    # a table prints its arms by display name (document.markdown_table): match them so
+    match = {c: display_name(v) if c == "arm" else v for c, v in match.items()}
     return Cell(table, tuple(match.items()), column, what, k, n, p, verdict(k, n, p))
 
 
