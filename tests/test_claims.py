@@ -146,3 +146,11 @@ def test_numpy_outcomes_count_like_python_ones(tmp_path: Path) -> None:
                      outcome=lambda q: q["location.correct"].astype("bool"))  # fmt: skip
     row = evaluate(as_numpy, tmp_path)
     assert row["verdict"] == "holds" and row["unit"] == "%" and row["n"] == 20
+
+
+def test_a_smaller_run_of_the_same_questions_is_paired_on_them(tmp_path: Path) -> None:
+    run(tmp_path, "pmem_commit", 8, [True] * 20)
+    run(tmp_path, "raw_topk", 8, [False] * 8)  # its first 8 questions
+    row = evaluate(claim(Side("pmem_commit", {"L": 8}), Side("raw_topk", {"L": 8})), tmp_path)
+    assert row["test"].startswith("McNemar") and row["n"] == 8
+    assert row["p"] == pytest.approx(2 * 0.5**8)

@@ -177,12 +177,14 @@ def evaluate(claim: Claim, runs: Path, loaded: dict[str, Loaded] | None = None) 
 
 
 def compare(a: pd.Series, b: pd.Series, claim: Claim) -> dict[str, Any]:
-    """The test of one claim on its two sides' outcomes (indexed by question id): paired when
-    both sides hold the same questions, else unpaired; rates in %, measurements as they are."""
+    """The test of one claim on its two sides' outcomes (indexed by question id): paired on the
+    questions both hold when one side's are all among the other's, else unpaired; rates in %,
+    measurements as they are."""
     rate = a.dtype == bool and b.dtype == bool
     scale = 100.0 if rate else 1.0
     shared = a.index.intersection(b.index)
-    if len(shared) == len(a) == len(b):  # the same questions on both sides
+    if len(shared) and len(shared) == min(len(a), len(b)):  # one side's questions are the other's
+        # (or the first ones of them: a 20-question run beside a 50-question one)
         a, b = a[shared], b[shared]
         xa, xb = list(a.astype(float)), list(b.astype(float))
         p = stats.mcnemar_exact(list(a), list(b)).p_value if rate else stats.sign_test(xa, xb)
