@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hydra.utils import instantiate
 
 from baselines.reference.raw import RawArm
 from benchmarks.reports.frame import StaleRuns, collect
 from benchmarks.reports.tables import check
-from benchmarks.runner.currency import currency, what_changed
+from benchmarks.runner.cli import UsageError, check_same_behaviour
+from benchmarks.runner.currency import VOUCHED, currency, vouch, vouched_for, what_changed
+from benchmarks.runner.probe import PARTS, probe
 
 SCRIPTED = ["llm=scripted", "embedder=scripted", "run.progress=false"]
 
@@ -113,3 +116,50 @@ def test_check_tables_names_the_refused_run(run: Path, tmp_path: Path) -> None:
     ok, why = check("table7", copy.parents[1], out)
     assert not ok
     assert why.startswith(f"refused {copy.name} (prompt query changed since the run); ")
+
+
+def test_a_run_records_its_arms_fingerprint_and_today_matches_it(run: Path) -> None:
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert set(manifest["probe"]) == set(PARTS)
+    spec = {k: v for k, v in manifest["config"]["benchmark"].items() if k != "name"}
+    assert probe(manifest["config"]["arm"], instantiate(spec)) == manifest["probe"]
+
+
+def test_an_arm_that_reads_otherwise_is_refused(run: Path, tmp_path: Path) -> None:
+    """The same prompts, another read: the arm lists its facts in arrival order now."""
+
+    def edit(m: dict) -> None:
+        m["config"]["arm"]["order"] = "stream"
+
+    (line,) = what_changed(edited(run, tmp_path, edit))
+    assert line == "arm raw_facts: its reads on its probe differ from when the run was made"
+
+
+def test_a_run_without_a_fingerprint_is_checked_against_the_vouched_one(
+    run: Path, tmp_path: Path
+) -> None:
+    def edit(m: dict) -> None:
+        m.pop("probe")
+
+    copy = edited(run, tmp_path, edit)
+    assert what_changed(copy) == []  # nothing to compare: not refused, said as unchecked
+    manifest = json.loads((copy / "manifest.json").read_text())
+    assert any("no fingerprint" in u for u in currency(manifest).unchecked)
+    assert vouch(copy.parents[1], "a test", "abc") == [f"table7/{copy.name}"]
+    entry = vouched_for(copy)
+    assert entry is not None and entry["at"] == "abc" and entry["why"] == "a test"
+    entry["probe"]["writer"] = "0" * 16  # vouched for another behaviour than today's
+    entries = {f"table7/{copy.name}": entry}
+    (copy.parents[1] / VOUCHED).write_text(json.dumps(entries))
+    (line,) = what_changed(copy)
+    assert line.endswith(
+        "its writer's requests on its probe differ from when it was vouched for (abc)"
+    )
+
+
+def test_a_run_resumes_only_with_an_arm_that_behaves_as_before(tmp_path: Path) -> None:
+    before = {"reads": "a", "writer": "b", "embedder": "c"}
+    check_same_behaviour(tmp_path, before, dict(before))
+    check_same_behaviour(tmp_path, None, before)  # a manifest from before fingerprints
+    with pytest.raises(UsageError, match="its reads on its probe changed since"):
+        check_same_behaviour(tmp_path, before, {**before, "reads": "z"})

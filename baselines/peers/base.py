@@ -150,6 +150,7 @@ class PeerArm(MemoryArm):
     """
 
     needs: ClassVar[tuple[str, ...]] = ("writer", "embedder")
+    probed: ClassVar[bool] = False  # its behaviour is its package's (the manifest's version)
     module: ClassVar[str] = ""  # the import name of the package
     extra: ClassVar[str] = ""  # the pip extra that installs it
     lists_store: ClassVar[bool] = False  # implements `store_facts` (introspection)

@@ -310,5 +310,7 @@ class Manifest(Record):
     packages: dict[str, str | None] | None = None
     dataset: dict[str, Any] | None = None  # the benchmark's fingerprint (file, sha256...)
     prompts: dict[str, str] | None = None  # by name: the sha256 of its text
+    #: the arm's fingerprint on its benchmark (benchmarks.runner.probe): a hash per part
+    probe: dict[str, str] | None = None
     started_at: str | None = None
     first_started_at: str | None = None  # a resumed run's first attempt

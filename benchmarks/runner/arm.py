@@ -78,6 +78,9 @@ class MemoryArm(abc.ABC):
     changes: ClassVar[tuple[Change, ...]] = ()
     #: model roles the arm calls (writer, embedder); the runner starts and passes only these
     needs: ClassVar[tuple[str, ...]] = ()
+    #: whether the arm runs on the scripted models in process (`benchmarks.runner.probe`), so a
+    #: run records its fingerprint; a peer reaches its models through its own package instead
+    probed: ClassVar[bool] = True
 
     def __init__(self, services: Services | None = None) -> None:
         self.services = services or Services()

@@ -34,6 +34,7 @@ from benchmarks.models.usage import UsageMeter
 from benchmarks.results.loader import is_scripted
 from benchmarks.results.records import Manifest, SchemaError, Score, Summary
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
+from benchmarks.runner.probe import differing, probe
 from benchmarks.runner.runs import RunFolder, RunFolderInUse, machine, manifest
 from benchmarks.runner.settings import SettingError, check_settings
 from benchmarks.runner.stack import ConfigError
@@ -158,6 +159,7 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
     scorers = {name: build(node) for name, node in cfg.scorers.items()}
     episodes = bench.episodes()
     check_question_ids(cfg.benchmark.name, episodes)
+    first = episodes[0] if episodes else None  # the probe's slice: the same with run.limit
     if cfg.run.limit is not None:
         episodes = _limit(episodes, int(cfg.run.limit))
     expected = sum(len(e.questions) for e in episodes)
@@ -173,10 +175,12 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
             )
         previous = run.read_record("manifest.json", Manifest)
         fingerprint = bench.fingerprint()
-        info = manifest(resolved, fingerprint, prompts)
+        behaviour = fingerprint_of(cfg, bench, first, arm_factory)
+        info = manifest(resolved, fingerprint, prompts, behaviour)
         if previous is not None:
             check_same_data(run.path, previous.dataset or {}, fingerprint)
             check_same_prompts(run.path, previous.prompts, info.prompts or {})
+            check_same_behaviour(run.path, previous.probe, behaviour)
             info.first_started_at = previous.first_started_at or previous.started_at
         run.write_record("manifest.json", info)
         log_file = _log_to(run.path / "run.log")
@@ -349,6 +353,35 @@ def check_same_prompts(folder: Path, before: dict[str, str] | None, now: dict[st
         "since): its answers would mix two prompts. Restore the code the run was made with, or "
         "move the run folder aside to start a new run"
     )
+
+
+def fingerprint_of(cfg: DictConfig, bench: Any, first: Any, factory: Any) -> dict[str, str] | None:
+    """The arm's fingerprint for the manifest (`benchmarks.runner.probe`); None for an arm that
+    cannot run in process (a peer) or a benchmark with no episode. A probe that fails is said
+    once and leaves the run without one: the run itself is not the probe's."""
+    if first is None or not arm_class(factory).probed:
+        return None
+    try:
+        return probe(plain(cfg.arm), bench, first)
+    except Exception as err:  # an arm that needs what the scripted models cannot give
+        log.warning("no fingerprint for arm %s: %s", cfg.arm.name, one_line(err))
+        return None
+
+
+def check_same_behaviour(
+    folder: Path, before: dict[str, str] | None, now: dict[str, str] | None
+) -> None:
+    """A run folder resumes only with an arm that behaves as the one it was made with (its
+    fingerprint, `benchmarks.runner.probe`): a changed read would mix two arms' answers under
+    one run. A manifest from before fingerprints has nothing to compare."""
+    if not before or not now:
+        return
+    if changed := differing(before, now):
+        raise UsageError(
+            f"run folder {folder} was made by an arm that behaved otherwise ({', '.join(changed)} "
+            "on its probe changed since): its answers would mix two arms. Restore the code the "
+            "run was made with, or move the run folder aside to start a new run"
+        )
 
 
 def attempt_record(outcome: str, wall: float, meter: UsageMeter, **extra: str) -> dict[str, Any]:

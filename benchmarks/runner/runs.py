@@ -290,7 +290,12 @@ def redacted(node: Any) -> Any:
     return node
 
 
-def manifest(cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, str]) -> Manifest:
+def manifest(
+    cfg: dict[str, Any],
+    dataset: dict[str, Any],
+    prompts: dict[str, str],
+    probe: dict[str, str] | None = None,
+) -> Manifest:
     """Everything needed to trust and reproduce a run's numbers."""
     return Manifest(
         config=redacted(cfg),
@@ -302,6 +307,7 @@ def manifest(cfg: dict[str, Any], dataset: dict[str, Any], prompts: dict[str, st
         packages={p: _version(p) for p in PACKAGES},
         dataset=dataset,
         prompts={name: sha256_text(text) for name, text in sorted(prompts.items())},
+        probe=probe,
         started_at=dt.datetime.now(dt.UTC).isoformat(),
     )
 
