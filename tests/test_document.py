@@ -75,3 +75,32 @@ def test_every_committed_table_reaches_the_page_from_its_frames(name: str, tmp_p
     assert not any(b.kind == "table" for p in prose for b in parse(p)), "a table left as text"
     assert any(isinstance(p, Frame) for p in md.parts)
     assert md.blocks() == parse(str(md))
+
+
+def test_the_readme_names_each_arm_by_its_display_name() -> None:
+    """README's result tables (`| arm | ...`) name arms as the tables, figures and report do."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from benchmarks.reports.names import NAMES, display_name
+
+    repo = Path(__file__).resolve().parents[1]
+    readme = (repo / "README.md").read_text()
+    names = set(NAMES.values())
+    for csv in (repo / "results" / "tables").glob("*.csv"):
+        frame = pd.read_csv(csv)
+        if "arm" in frame.columns:
+            names |= {display_name(str(a)) for a in frame["arm"].dropna()}
+    rows, in_table = [], False
+    for line in readme.splitlines():
+        if line.startswith("| arm |"):
+            in_table = True
+            continue
+        if in_table and line.startswith("|"):
+            if not line.startswith("| ---"):
+                rows.append(line.strip("|").split("|")[0].strip())
+        else:
+            in_table = False
+    assert rows, "README quotes result tables"
+    assert sorted(set(rows) - names) == []

@@ -16,7 +16,7 @@ import pandas as pd
 from tabulate import DataRow, TableFormat, tabulate
 
 from benchmarks.reports.markdown import Block, Table, parse
-from benchmarks.reports.names import display_name
+from benchmarks.reports.names import NAMES, display_name
 
 __all__ = ["Document", "Frame", "markdown_table"]
 
@@ -112,9 +112,11 @@ def markdown_table(df: pd.DataFrame, **options: Any) -> Document:
 
 
 def named(df: pd.DataFrame) -> pd.DataFrame:
-    """`df` with its `arm` column or index in display names (config ids stay in the csv)."""
+    """`df` with arms in display names (config ids stay in the csv): its `arm` column or index,
+    and columns headed by an arm's id (a pivot with one column per arm)."""
     if "arm" in df.columns:
-        return df.assign(arm=df["arm"].map(lambda a: display_name(str(a)) if a == a else a))
-    if df.index.name == "arm":
-        return df.rename(index=lambda a: display_name(str(a)))
-    return df
+        df = df.assign(arm=df["arm"].map(lambda a: display_name(str(a)) if a == a else a))
+    elif df.index.name == "arm":
+        df = df.rename(index=lambda a: display_name(str(a)))
+    arms = {c: NAMES[c] for c in df.columns if isinstance(c, str) and c in NAMES}
+    return df.rename(columns=arms) if arms else df

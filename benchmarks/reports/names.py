@@ -40,22 +40,23 @@ NAMES: dict[str, str] = {
     "pmem_state_nosoft": "P-Mem, no soft identity",
     "pmem_state_oracle": "P-Mem state (oracle writer)",
     "pmem_state_oracle_iter": "P-Mem + iterative (oracle writer)",
-    # LongMemEval (Tables 3-5, 9, 10): the paper's row labels (arms Table 7 shares keep the
-    # names above: one arm, one name in every figure)
+    # LongMemEval (Tables 3-5, 9, 10): the paper's row labels, with the model named by its role
+    # (the paper's 4B is the reader profile, its 35B the judge or writer=vllm35b profile), so a
+    # name holds on every profile; arms Table 7 shares keep the names above
     "no_memory": "No memory",
     "chunk_retrieval_generic": "MemoryOS, generic key",
     "pmem_turns": "P-Mem, turn read",
     "pmem_turns_pruned": "P-Mem, turn read + prune",
     "pmem_turns_gate_oracle": "Class-oracle gate",
-    "pmem_turns_gate_intent": "Intent gate (4B)",
-    "pmem_turns_gate_router": "Question-only router (4B)",
-    "pmem_turns_gate_router_judge": "Question-only router (35B)",
-    "pmem_materialized_full": "Materialized state, 4B writer",
-    "pmem_materialized_full_merge070": "Materialized state, 4B writer, merge 0.70",
+    "pmem_turns_gate_intent": "Intent gate (reader model)",
+    "pmem_turns_gate_router": "Question-only router (reader model)",
+    "pmem_turns_gate_router_judge": "Question-only router (judge model)",
+    "pmem_materialized_full": "Materialized state",
+    "pmem_materialized_full_merge070": "Materialized state, merge 0.70",
     "pmem_materialized_full_35b": "35B extractor",
     "pmem_materialized_full_merge070_35b": "35B extractor, merge 0.70",
-    "pmem_materialized": "Twelve-cell read, 4B writer",
-    "pmem_materialized_merge070": "Twelve-cell read, 4B writer, merge 0.70",
+    "pmem_materialized": "Twelve-cell read",
+    "pmem_materialized_merge070": "Twelve-cell read, merge 0.70",
     "pmem_materialized_35b": "Twelve-cell read, 35B extractor",
     "pmem_materialized_merge070_35b": "Twelve-cell read, 35B extractor, merge 0.70",
     "memoryos": "MemoryOS (package)",

@@ -20,6 +20,7 @@ from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
 from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import header, history_costs, questions_of
+from benchmarks.reports.names import display_name
 from benchmarks.results.loader import read_records
 from benchmarks.scoring import hand_verdicts
 
@@ -28,9 +29,10 @@ _VERDICTS_FILE = hand_verdicts.LONGMEMEVAL_LOCAL.relative_to(hand_verdicts.ROOT)
 
 
 def _arm_label(arm: str, sessions: Any) -> str:
-    """The arm's row name; a run over the first N sessions of each haystack is a row of its own.
-    Arm names, not the paper's labels: on this profile the "35B" router runs on the judge."""
-    return arm if pd.isna(sessions) else f"{arm} ({int(sessions)} sessions)"
+    """The arm's row name (its display name); a run over the first N sessions of each haystack
+    is a row of its own."""
+    name = display_name(arm)
+    return name if pd.isna(sessions) else f"{name} ({int(sessions)} sessions)"
 
 
 def _judged(g: pd.DataFrame) -> str:
