@@ -30,10 +30,10 @@ _T7_STALE = {  # sh 6k/64k/262k
     "pmem_state": (4.7, 5.8, 4.2),
     "pmem_state_iter": (3.1, 4.3, 7.0),
 }
-_T7_SOURCES = ("sh_6k", "sh_64k", "sh_262k", "mh_6k", "mh_64k", "mh_262k")
+T7_SOURCES = ("sh_6k", "sh_64k", "sh_262k", "mh_6k", "mh_64k", "mh_262k")
 TABLE7_ACCURACY: dict[str, dict[str, float]] = {
-    arm: dict(zip(_T7_SOURCES, values, strict=True)) for arm, values in _T7_ACC.items()
+    arm: dict(zip(T7_SOURCES, values, strict=True)) for arm, values in _T7_ACC.items()
 }
 TABLE7_STALE: dict[str, dict[str, float | None]] = {
-    arm: dict(zip(_T7_SOURCES[:3], values, strict=True)) for arm, values in _T7_STALE.items()
+    arm: dict(zip(T7_SOURCES[:3], values, strict=True)) for arm, values in _T7_STALE.items()
 }

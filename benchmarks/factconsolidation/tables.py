@@ -19,6 +19,7 @@ from benchmarks.factconsolidation import paper, verdicts, write_audit
 from benchmarks.factconsolidation.figures import plot_table7
 from benchmarks.reports.document import markdown_table
 from benchmarks.reports.frame import format_cost, header, ingest_cost
+from benchmarks.reports.names import display_name
 from benchmarks.reports.registry import Table
 from benchmarks.results.loader import NoRuns, load_partial
 
@@ -69,7 +70,35 @@ def table7(df: pd.DataFrame, runs: Path, out: Path, experiment: str = "table7") 
         "time on this machine; – where the run predates the ingest record.\n"
         + _ours(sorted(rows))
         + partial
+        + _not_run(experiment, set(rows), set(finished["source"]) if len(finished) else set())
     )
+
+
+# The paper's Table 7 rows run through the peers' own packages (their table: table7_peers).
+PEERS = ("mem0", "graphiti", "hipporag", "memoryos")
+
+
+def _not_run(experiment: str, arms: set[str], sources: set[str]) -> str:
+    """The note naming the paper's rows and sources with no run here, and what runs them, so
+    no row of the paper's table leaves it without a word."""
+    peers = experiment == "table7_peers"
+    wanted = [a for a in paper.TABLE7_ACCURACY if (a in PEERS) == peers]
+    missing = [a for a in wanted if a not in arms]
+    lines = []
+    target = "reproduce-table7-peers TABLE7_PEERS" if peers else "reproduce-table7 TABLE7_ARMS"
+    if missing:
+        names = ", ".join(display_name(a) for a in missing)
+        lines.append(
+            f"The paper's rows not run on this profile: {names} "
+            f"(`make {target}=\"{' '.join(missing)}\"`)."
+        )
+    other = [s for s in paper.T7_SOURCES if s not in sources]
+    if sources and other:
+        lines.append(
+            f"Sources not run on this profile: {', '.join(other)} (`make {target.split()[0]} "
+            f"SOURCES=\"{' '.join(other)}\" LIMIT=100 PROFILE=vllm`, the paper's)."
+        )
+    return "".join(f"\n{line}\n" for line in lines)
 
 
 def _beside(figures: dict[str, dict[str, Any]], arm: str, source: str) -> str:
@@ -83,12 +112,12 @@ def _ours(arms: list[str]) -> str:
     ours = [a for a in arms if a not in paper.TABLE7_ACCURACY]
     if not ours:
         return ""
-    names = ", ".join(f"`{a}`" for a in ours)
+    names = ", ".join(display_name(a) for a in ours)
     note = f"\nRows with no paper figure ({names}) are ours or labelled variants"
     if "memoryos" in ours:
         note += (
-            "; the paper's MemoryOS row is its chunk-retrieval protocol (our `chunk_retrieval`), "
-            "not the MemoryOS package"
+            f"; the paper's MemoryOS row is its chunk-retrieval protocol "
+            f"({display_name('chunk_retrieval')}), not the MemoryOS package"
         )
     return note + " (docs/factconsolidation.md, docs/peers.md).\n"
 

@@ -29,7 +29,7 @@ NAMES: dict[str, str] = {
     "raw_oracle_order": "Raw, oracle order",
     # FactConsolidation (Table 7, Appendix F)
     "long_context": "Long-context",
-    "chunk_retrieval": "MemoryOS",
+    "chunk_retrieval": "MemoryOS (chunk retrieval)",
     "mem0": "Mem0",
     "hipporag": "HippoRAG-v2",
     "graphiti": "Graphiti/Zep",
@@ -44,7 +44,7 @@ NAMES: dict[str, str] = {
     # (the paper's 4B is the reader profile, its 35B the judge or writer=vllm35b profile), so a
     # name holds on every profile; arms Table 7 shares keep the names above
     "no_memory": "No memory",
-    "chunk_retrieval_generic": "MemoryOS, generic key",
+    "chunk_retrieval_generic": "MemoryOS (chunk retrieval), generic key",
     "pmem_turns": "P-Mem, turn read",
     "pmem_turns_pruned": "P-Mem, turn read + prune",
     "pmem_turns_gate_oracle": "Class-oracle gate",
@@ -61,7 +61,7 @@ NAMES: dict[str, str] = {
     "pmem_materialized_merge070_35b": "Twelve-cell read, 35B extractor, merge 0.70",
     "memoryos": "MemoryOS (package)",
     "long_context_budget": "Long-context, token budget",
-    "chunk_retrieval_budget": "MemoryOS, token budget",
+    "chunk_retrieval_budget": "MemoryOS (chunk retrieval), token budget",
     "pmem_turns_budget": "P-Mem, turn read, token budget",
 }
 
