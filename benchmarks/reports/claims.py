@@ -248,7 +248,7 @@ def markdown(df: pd.DataFrame) -> str:
     counts = df["verdict"].value_counts()
     profiles = sorted({str(p) for p in df["profile"].dropna()})
     table = pd.DataFrame(shown(df), columns=[*COLUMNS, "ours"])
-    table = table[["claim", "section", "arms", "n", "ours", "effect", "p", "verdict"]]
+    table = table[["claim", "section", "arms", "n", "ours", "paper", "effect", "p", "verdict"]]
     not_run = df[df["verdict"] == "not run"]
     commands = "\n".join(
         f"- `{r['claim']}`: `{r['command']}`" for _, r in not_run.iterrows() if r["command"]
@@ -260,8 +260,11 @@ def markdown(df: pd.DataFrame) -> str:
             f"{counts.get('holds', 0)} hold, {counts.get('does not hold', 0)} do not hold, "
             f"{counts.get('not run', 0)} not run, of {len(df)} claims (§4.1–4.3, Appendices "
             "B–F). A claim holds when our runs show the paper's direction at p < 0.05 (exact "
-            "McNemar on the same questions, Fisher's exact test on different ones); effect: "
-            "percentage points, side A minus side B, with its 95% bootstrap interval.",
+            "McNemar on the same questions, Fisher's exact test on different ones); ours: side "
+            "A vs side B (% for a rate, the outcome's units for a measurement such as read "
+            "size), beside the paper's; effect: A minus B (percentage points for a rate), with "
+            "its 95% bootstrap interval. The profile is another model than the paper's: a claim "
+            "is tested for its direction and significance, never its figures.",
             "",
             "Profile: " + ("; ".join(f"`{p}`" for p in profiles) or "none (nothing run)") + ".",
             "",
