@@ -127,7 +127,11 @@ def test_the_check_names_a_hand_edit_and_a_row_with_no_run(tmp_path: Path) -> No
     # a committed row whose run is not under --runs (never exported)
     shutil.rmtree(runs / "table6" / "L2")
     ok, why = check("table6", runs, out)
-    assert not ok and why.startswith("1 of 2 committed row(s) have no run under") and "L=2" in why
+    assert (
+        not ok
+        and why.startswith("1 of 2 committed row(s) have no current run under")
+        and "L=2" in why
+    )
     # the check writes nothing: the committed table is untouched
     assert md.read_bytes() == committed
     assert sorted(p.name for p in (out / "tables").iterdir()) == ["table6.csv", "table6.md"]

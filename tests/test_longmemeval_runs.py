@@ -38,6 +38,7 @@ from benchmarks.longmemeval import DATA_FILE, EXTRA_FILES, OFFICIAL_TYPES, fixtu
 from benchmarks.models import scripted
 from benchmarks.models.scripted import ScriptedServer, embed_text
 from benchmarks.reports import tables as tables_longmemeval
+from benchmarks.reports.names import display_name
 from tests.peer_runs import table_row
 
 CONCEPTS = {
@@ -360,7 +361,7 @@ def test_tables_render_from_the_run_folders(runs, workspace: Path) -> None:
     table3 = (out / "tables" / "table3.md").read_text()
     assert "65.4" in table3 and "P-Mem, turn read + prune" in table3
     table9 = (out / "tables" / "table9.md").read_text()
-    assert "Question-only router (4B)" in table9
+    assert "Question-only router (reader model)" in table9
     assert "LongMemEval's official metrics" in table9 and "task-averaged" in table9
     assert (out / "figures" / "table5_accuracy_vs_tokens.png").exists()
     assert (out / "figures" / "table3_stale_by_arm.png").exists()
@@ -444,11 +445,11 @@ def test_a_writer_of_its_own_is_a_row_of_its_own(writer_runs: Path, server, work
     table10 = tables_longmemeval.build("table10", writer_runs, out, include_scripted=True)
     rows = {line.split("|")[1].strip(): line for line in table10.splitlines() if "|" in line}
     assert "not run" not in rows["35B extractor"]  # our run sits in the paper's 35B row
-    assert "not run" not in rows["Materialized state, 4B writer"]
+    assert "not run" not in rows["Materialized state"]
     assert "not run" in rows["Twelve-cell read, 35B extractor"]  # a paper row without a run
     # App. D's "52.6%/16.7% at threshold 0.70" names no writer: never the 35B row, and marked
     assert "52.6" not in rows.get("Twelve-cell read, 35B extractor, merge 0.70", "")
-    merged = rows["Twelve-cell read, 4B writer, merge 0.70"]
+    merged = rows["Twelve-cell read, merge 0.70"]
     assert "not run / 52.6†" in merged and "not run / 16.7†" in merged
     assert "† App. D's twelve-cell read at threshold 0.70 (52.6/16.7): writer not stated" in table10
     table11 = tables_longmemeval.build("table11", writer_runs, out, include_scripted=True)
@@ -465,9 +466,9 @@ def test_the_local_all_arms_table_renders(workspace: Path, server) -> None:
     )
     first = md.split("## Every arm on every shipped instance")[0]
     rows = {line.split("|")[1].strip(): line for line in first.splitlines() if line.count("|") > 5}
-    assert "correct" in rows["pmem_turns"] and "wrong" in rows["no_memory"]
+    assert "correct" in rows["P-Mem, turn read"] and "wrong" in rows["No memory"]
     assert "What degree did I graduate with?" in md
-    assert rows["pmem_turns"].split("|")[2].strip() == "53"  # the whole haystack was read
+    assert rows["P-Mem, turn read"].split("|")[2].strip() == "53"  # the whole haystack was read
 
 
 def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path, server) -> None:
@@ -487,7 +488,7 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     assert "What degree did I graduate with?" in first  # the one-question runs only
     assert [line.split("|")[1].strip() for line in first.splitlines() if line.startswith("| ")][
         1:
-    ] == ["no_memory", "pmem_turns"]  # one row each: the oracle file's runs are not in it
+    ] == ["No memory", "P-Mem, turn read"]  # one row each: the oracle file's runs are not in it
     row = table_row(every, "pmem_turns")
     assert row["n"] == "9" and row["files"] == f"{oracle.name}, {DATA_FILE.name}"
     assert row["single-session-user"].endswith("/1") and row["temporal-reasoning"].endswith("/3")
@@ -498,7 +499,7 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
     every, answered = every.split("## What each arm answered")
     # rows of equal n in arm order, so a run added later moves only its own row
     arms = [line.split("|")[1].strip() for line in every.splitlines() if line.startswith("| ")]
-    assert arms[1:] == ["no_memory", "pmem_turns"]
+    assert arms[1:] == ["No memory", "P-Mem, turn read"]
     # the answers section: every verdict above is one arm in one of its rows, under its own
     # file and question, so a reader can check each against the gold
     lines = [line for line in answered.splitlines() if line.startswith("| ")]
@@ -509,11 +510,12 @@ def test_the_local_table_counts_every_arm_over_every_shipped_file(tmp_path: Path
             for line in lines[1:]]  # fmt: skip
     given: dict[tuple[str, str], list[str]] = {}
     for r in rows:
-        given.setdefault((r["file"], r["question"].split()[0]), []).extend(r["arms"].split(", "))
+        given.setdefault((r["file"], r["question"].split()[0]), []).extend(r["arms"].split("; "))
     assert len(given) == 9  # the oracle file's 8 questions and the shipped one
-    assert all(sorted(a) == ["no_memory", "pmem_turns"] for a in given.values())
+    assert all(sorted(a) == ["No memory", "P-Mem, turn read"] for a in given.values())
     for arm in ("no_memory", "pmem_turns"):
-        credited = sum(r["arms"].split(", ").count(arm) for r in rows if r["judge"] == "correct")
+        name = display_name(arm)
+        credited = sum(r["arms"].split("; ").count(name) for r in rows if r["judge"] == "correct")
         assert f"{credited}/" in table_row(every, arm)["correct"]
 
 

@@ -90,13 +90,13 @@ def _not_run(experiment: str, arms: set[str], sources: set[str]) -> str:
         names = ", ".join(display_name(a) for a in missing)
         lines.append(
             f"The paper's rows not run on this profile: {names} "
-            f"(`make {target}=\"{' '.join(missing)}\"`)."
+            f'(`make {target}="{" ".join(missing)}"`).'
         )
     other = [s for s in paper.T7_SOURCES if s not in sources]
     if sources and other:
         lines.append(
             f"Sources not run on this profile: {', '.join(other)} (`make {target.split()[0]} "
-            f"SOURCES=\"{' '.join(other)}\" LIMIT=100 PROFILE=vllm`, the paper's)."
+            f'SOURCES="{" ".join(other)}" LIMIT=100 PROFILE=vllm`, the paper\'s).'
         )
     return "".join(f"\n{line}\n" for line in lines)
 

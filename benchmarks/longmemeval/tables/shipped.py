@@ -268,7 +268,7 @@ def answers(q: pd.DataFrame) -> str:
                     "by hand": _hand(first["by_hand"]),
                     "why (by hand)": "–" if pd.isna(first["why"]) else _cell(first["why"], 120),
                     "answer": answer,
-                    "arms": ", ".join(sorted(set(h["arm"]))),
+                    "arms": "; ".join(sorted({display_name(a) for a in h["arm"]})),
                 }
             )
     table = pd.DataFrame(rows).set_index("file")
