@@ -110,26 +110,24 @@ def benchmark_packages(runs: Iterable[Path] = (), configs: Path = CONFIGS) -> li
 
 
 @functools.cache
-def _tables_of(package: str) -> tuple[Table, ...]:
+def _declared(package: str, module: str, name: str) -> tuple[Any, ...]:
+    """`<package>.<module>.<name>` as a tuple, or () when the package has no such module."""
     try:
-        module = importlib.import_module(f"{package}.tables")
+        found = importlib.import_module(f"{package}.{module}")
     except ModuleNotFoundError as err:
-        if err.name != f"{package}.tables":
+        if err.name != f"{package}.{module}":
             raise
         return ()
-    return tuple(getattr(module, "TABLES", ()))
+    return tuple(getattr(found, name, ()))
 
 
-@functools.cache
+def _tables_of(package: str) -> tuple[Table, ...]:
+    return _declared(package, "tables", "TABLES")
+
+
 def claims_of(package: str) -> tuple[Any, ...]:
     """The paper's claims a benchmark checks (`<package>.claims.CLAIMS`), or none."""
-    try:
-        module = importlib.import_module(f"{package}.claims")
-    except ModuleNotFoundError as err:
-        if err.name != f"{package}.claims":
-            raise
-        return ()
-    return tuple(getattr(module, "CLAIMS", ()))
+    return _declared(package, "claims", "CLAIMS")
 
 
 def tables(runs: Iterable[Path] = ()) -> dict[str, Table]:
