@@ -64,7 +64,7 @@ P = ParamSpec("P")
 #: the evidence of an operation: an evidence id (`observe`), several, or none
 EvidenceIds = str | Iterable[str] | None
 #: how far ahead of the machine's clock an explicit `at=` may lie (clock skew between machines)
-MAX_AHEAD = dt.timedelta(days=1)
+MAX_AHEAD = dt.timedelta(minutes=5)
 
 
 def _utcnow() -> dt.datetime:
@@ -481,16 +481,24 @@ class Memory:
     # -- internals ----------------------------------------------------------------------------
 
     def _commit(self, op: str, key: str | None, body: dict[str, Any], at: TimeLike | None) -> Entry:
-        when = self._clock() if at is None else to_time(at, "at")
+        last = self._state.last_at
+        if at is None:
+            # an ordinary write is recorded now, and never before the last operation: a clock
+            # behind the store's recorded time (an entry from a machine ahead of this one, a
+            # clock set back) must not lock the store
+            now = self._clock()
+            when = now if last is None or now >= last else last
+        else:
+            when = to_time(at, "at")
         if at is not None and when > _utcnow() + MAX_AHEAD:
-            # recorded time only moves forward: one entry dated years ahead would refuse every
-            # later write for good
+            # recorded time only moves forward: an entry dated ahead would date every later
+            # ordinary write after it
             raise InvalidOperation(
                 key,
-                f"at={when.isoformat()} is in the future (more than {MAX_AHEAD.days} day ahead "
-                "of this machine's clock); a recorded time says when the memory learned it",
+                f"at={when.isoformat()} is in the future (more than "
+                f"{int(MAX_AHEAD.total_seconds() // 60)} minutes ahead of this machine's clock); "
+                "a recorded time says when the memory learned it",
             )
-        last = self._state.last_at
         if last is not None and when < last:
             raise InvalidOperation(
                 key,

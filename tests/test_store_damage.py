@@ -3,6 +3,7 @@ written, a corrupted page, an empty file; and printing never passes control char
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import sqlite3
@@ -140,3 +141,19 @@ def test_a_read_only_store_reads_and_refuses_writes_by_name(tmp_path: Path) -> N
         m.close()
     finally:
         subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_no_recorded_time_within_the_skew_locks_the_store(tmp_path: Path) -> None:
+    """An entry dated as far ahead as the skew allows is taken, and every ordinary write after
+    it still is: an ordinary write is recorded no earlier than the last operation."""
+    m = Memory(tmp_path / "m.sqlite")
+    ahead = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=4)
+    m.accept("k", "v1", at=ahead)
+    m.accept("other", "x")  # an ordinary write: recorded at the entry's time, not refused
+    m.accept("k", "v2")
+    assert m.cell("k").value == "v2" and m.cell("other").value == "x"
+    times = [e.at for e in m.entries()]
+    assert times == sorted(times) and times[-1] >= ahead
+    with pytest.raises(InvalidOperation, match="is in the future"):
+        m.accept("k", "v3", at=dt.datetime.now(dt.UTC) + dt.timedelta(hours=23))
+    assert m.cell("k").value == "v2"
