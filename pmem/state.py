@@ -112,6 +112,15 @@ class State:
     # -- the lowering of Table 2 --------------------------------------------------------------
 
     def apply(self, e: Entry) -> None:
+        # recorded time: timezone-aware and never moving backward (the store's own writes
+        # keep both; a row that breaks them was written by hand or by another tool)
+        if not isinstance(e.at, dt.datetime) or e.at.tzinfo is None:
+            raise ValueError(f"its recorded time {e.at!r} has no timezone")
+        if self.last_at is not None and e.at < self.last_at:
+            raise ValueError(
+                f"its recorded time {e.at.isoformat()} precedes the entry before it "
+                f"({self.last_at.isoformat()})"
+            )
         self.last_at = e.at
         if e.op in _TYPED:
             self.operations[f"op{e.seq}"] = e.op

@@ -157,3 +157,35 @@ def test_no_recorded_time_within_the_skew_locks_the_store(tmp_path: Path) -> Non
     with pytest.raises(InvalidOperation, match="is in the future"):
         m.accept("k", "v3", at=dt.datetime.now(dt.UTC) + dt.timedelta(hours=23))
     assert m.cell("k").value == "v2"
+
+
+def _rewrite_time(path: Path, seq: int, at: str) -> None:
+    con = sqlite3.connect(path)
+    con.execute("UPDATE log SET at = ? WHERE seq = ?", (at, seq))
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("at", "why"),
+    [
+        ("2026-01-01T00:00:00", "has no timezone"),  # naive: compared with aware ones, a crash
+        ("2001-01-01T00:00:00+00:00", "precedes the entry before it"),  # time moved backward
+    ],
+)
+def test_a_recorded_time_out_of_order_is_refused_by_open_and_flagged_by_check(
+    tmp_path: Path, at: str, why: str
+) -> None:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m:
+        m.accept("k", "v1", at="2026-03-01T00:00:00+00:00")
+        m.accept("k", "v2", at="2026-03-02T00:00:00+00:00")
+    last = max(e.seq for e in Memory(path).entries())
+    _rewrite_time(path, last, at)
+    before = digest(path)
+    with pytest.raises(StoreError, match=f"log entry {last} .*{why}"):
+        Memory(path)
+    out = subprocess.run([PMEM, "check", str(path)], capture_output=True, text=True)
+    assert out.returncode != 0 and why in out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    assert digest(path) == before  # neither changed the store
