@@ -56,7 +56,14 @@ _AIOHTTP_BAD_URL: tuple[type[BaseException], ...] = (
     else ()
 )
 
-__all__ = ["MalformedResponse", "ModelClient", "aclose_clients", "failure_reason", "run_sync"]
+__all__ = [
+    "MalformedResponse",
+    "ModelClient",
+    "aclose_clients",
+    "failure_reason",
+    "run_sync",
+    "valid_usage",
+]
 
 T = TypeVar("T")
 _JSON_HEADERS = {"Content-Type": "application/json"}
@@ -282,6 +289,26 @@ def _server_message(resp: httpx2.Response) -> str:
 class MalformedResponse(Exception):
     """A 2xx response whose body is not what the endpoint promises: a validator raises it
     (as it may raise ValueError, KeyError, IndexError or TypeError) and the call is retried."""
+
+
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def valid_usage(data: Mapping[str, Any]) -> None:
+    """A reply's `usage`, when it has one, is an object whose token counts are non-negative
+    integers: anything else (`"usage": "lots"`) is malformed, so it is retried and never
+    cached, rather than failing the metering of every rerun that reads it back."""
+    usage = data.get("usage")
+    if usage is None:
+        return
+    if not isinstance(usage, Mapping):
+        raise MalformedResponse
+    for name in USAGE_FIELDS:
+        value = usage.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise MalformedResponse
 
 
 # ---- the shared request machinery ------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.models.base import MalformedResponse, ModelClient
+from benchmarks.models.base import MalformedResponse, ModelClient, valid_usage
 from benchmarks.models.cache import ResponseCache, cache_key
 from benchmarks.models.calls import record
 from benchmarks.models.endpoint import Endpoint, ModelConfigError
@@ -50,6 +50,7 @@ class TokenCount:
 
 
 def _valid_chat(data: Any) -> None:
+    valid_usage(data)
     message = data["choices"][0]["message"]
     content = message.get("content")
     if content is not None and not isinstance(content, str):

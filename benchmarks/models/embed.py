@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.models.base import MalformedResponse, ModelClient
+from benchmarks.models.base import MalformedResponse, ModelClient, valid_usage
 from benchmarks.models.cache import ResponseCache, cache_key
 from benchmarks.models.calls import record
 from benchmarks.models.endpoint import Endpoint, ModelError
@@ -26,6 +26,7 @@ __all__ = ["Embedder"]
 def _valid_embeddings(data: Any) -> None:
     """Every embedding decodes to a finite, non-empty float vector: a reply of the right JSON
     but the wrong shape (strings in a list, broken base64) is retried like malformed JSON."""
+    valid_usage(data)
     for item in data["data"]:
         vec = item["embedding"]
         if not isinstance(vec, list | str) or not isinstance(item.get("index", 0), int):
@@ -81,6 +82,7 @@ class Embedder(ModelClient):
         self.prefixes = {"query": query_prefix, "passage": passage_prefix}
         self.extra_body = dict(extra_body or {})
         self._url = f"{endpoint.base_url}/embeddings"
+        self._width: int | None = None  # the dimension of every vector this client has seen
 
     def cache_key_for(self, text: str, kind: str) -> str:
         return cache_key(
@@ -113,6 +115,7 @@ class Embedder(ModelClient):
                 missing.append(text)
             else:
                 vectors[text] = _unpack(stored)
+                self._same_width(vectors[text].shape[0], "the response cache holds")
                 self.usage.cache_hits += 1
         batches = [
             missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)
@@ -152,4 +155,19 @@ class Embedder(ModelClient):
         dims = {v.shape[0] for v in vecs}
         if len(dims) != 1 or (self.dimensions is not None and dims != {self.dimensions}):
             raise ModelError(f"{self._url} returned embeddings of dimension {sorted(dims)}")
+        self._same_width(dims.pop(), f"{self._url} returned")
         return vecs
+
+    def _same_width(self, width: int, source: str) -> None:
+        """Every vector of one client has one dimension: a server that changed its model, or a
+        cache holding another model's vectors under this one's name, is stopped here (before
+        anything of it is cached) instead of failing in an index far from the cause."""
+        if self._width is None:
+            self._width = width
+        elif width != self._width:
+            raise ModelError(
+                f"{source} embeddings of dimension {width} for model {self.endpoint.model}, "
+                f"whose earlier vectors have dimension {self._width}: the server changed "
+                "models, or the response cache holds vectors of another model under this name "
+                "(set the embedder profile's revision to the new model's)"
+            )
