@@ -23,12 +23,19 @@ BAD = [
     ("run.progress=yes", "run.progress='yes': must be true or false"),
     ("llm.concurrency=0", "llm.concurrency=0: must be a whole number >= 1"),
     ("llm.max_retries=-1", "llm.max_retries=-1: must be a whole number >= 0"),
-    ("llm.temperature=hot", "llm.temperature='hot': must be a number >= 0"),
-    ("llm.timeout_s=0", "llm.timeout_s=0: must be a number >= 0.001"),
+    ("llm.temperature=hot", "llm.temperature='hot': must be a number >= 0 and <= 2"),
+    ("llm.timeout_s=0", "llm.timeout_s=0: must be a number >= 0.001 and <= 86400"),
     ("llm.max_tokens=2.5", "llm.max_tokens=2.5: must be a whole number >= 1"),
     ("run.root=''", "run.root='': must be a non-empty path or name"),
     ("benchmark.episodes=abc", "benchmark.episodes='abc': must be a whole number >= 1"),
     ("benchmark.seed=1.5", "benchmark.seed=1.5: must be a whole number"),
+    # finite and in range: a value no client or arm can use is refused before it reaches one
+    ("llm.timeout_s=1e309", "llm.timeout_s=inf: must be a number >= 0.001 and <= 86400"),
+    ("llm.timeout_s=nan", "llm.timeout_s=nan: must be a number >= 0.001 and <= 86400"),
+    ("llm.connect_timeout_s=1e12", "llm.connect_timeout_s=1000000000000.0: must be a number"),
+    ("llm.backoff_max_s=-1", "llm.backoff_max_s=-1: must be a number >= 0 and <= 86400"),
+    ("llm.temperature=5", "llm.temperature=5: must be a number >= 0 and <= 2, or null"),
+    ("run.root=/proc/pmem-runs", "run.root=/proc/pmem-runs: cannot write in /proc"),
 ]
 
 # settings of the benchmarks, through the experiments that use them

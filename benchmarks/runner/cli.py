@@ -17,6 +17,7 @@ import os
 import signal
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -507,8 +508,13 @@ def check_root(argv: list[str]) -> None:
     existing = next((p for p in (root, *root.parents) if p.exists()), Path("."))
     if existing.exists() and not existing.is_dir():
         raise UsageError(f"run.root={root}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK):
-        raise UsageError(f"run.root={root}: {existing} is not writable")
+    try:  # try, don't ask: os.access says yes to root under /proc, a read-only mount...
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise UsageError(
+            f"run.root={root}: cannot write in {existing} ({err.strerror or err})"
+        ) from None
 
 
 def main() -> None:

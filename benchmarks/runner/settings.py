@@ -10,6 +10,7 @@ source) are checked by the constructors, whose refusals the runner prints as one
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ class Rule:
     low: float | None = None  # inclusive
     nullable: bool = False
     why: str = ""
+    high: float | None = None  # inclusive
 
     def problem(self, value: Any) -> str | None:
         if value is None:
@@ -39,7 +41,11 @@ class Rule:
         }[self.kind]
         if not ok(value):
             return f"must be {self.describe()}"
+        if self.kind == "number" and not math.isfinite(value):
+            return f"must be {self.describe()}, a finite one"
         if self.low is not None and value < self.low:
+            return f"must be {self.describe()}"
+        if self.high is not None and value > self.high:
             return f"must be {self.describe()}"
         return None
 
@@ -51,12 +57,19 @@ class Rule:
             "str": "a non-empty path or name",
         }[self.kind]
         if self.low is not None:
-            bound = int(self.low) if float(self.low).is_integer() else self.low
-            kind += f" >= {bound}"
+            kind += f" >= {_bound(self.low)}"
+        if self.high is not None:
+            kind += f"{' and' if self.low is not None else ''} <= {_bound(self.high)}"
         if self.nullable:
             kind += ", or null"
         return kind + (f" ({self.why})" if self.why else "")
 
+
+def _bound(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+DAY = 86_400.0  # seconds: no model call, connect or back-off waits longer
 
 RUN_RULES: dict[str, Rule] = {
     "root": Rule("str"),
@@ -71,12 +84,12 @@ RUN_RULES: dict[str, Rule] = {
 
 MODEL_RULES: dict[str, Rule] = {
     "concurrency": Rule("int", low=1, why="requests in flight per endpoint"),
-    "timeout_s": Rule("number", low=0.001),
-    "connect_timeout_s": Rule("number", low=0.001),
+    "timeout_s": Rule("number", low=0.001, high=DAY, why="seconds"),
+    "connect_timeout_s": Rule("number", low=0.001, high=DAY, why="seconds"),
     "max_retries": Rule("int", low=0),
-    "backoff_s": Rule("number", low=0),
-    "backoff_max_s": Rule("number", low=0),
-    "temperature": Rule("number", low=0, nullable=True),
+    "backoff_s": Rule("number", low=0, high=DAY, why="seconds"),
+    "backoff_max_s": Rule("number", low=0, high=DAY, why="seconds"),
+    "temperature": Rule("number", low=0, high=2, nullable=True),
     "max_tokens": Rule("int", low=1, nullable=True),
     "batch_size": Rule("int", low=1, nullable=True),
 }
@@ -106,8 +119,8 @@ ARM_RULES: dict[str, Rule] = {
     "chunk_size": Rule("int", low=1, nullable=True),
     "budget": Rule("int", low=1, why="tokens"),
     "max_chars": Rule("int", low=1),
-    "soft_identity": Rule("number", low=0, nullable=True),
-    "prune_pair": Rule("number", low=0),
+    "soft_identity": Rule("number", low=0, high=1, nullable=True, why="a cosine"),
+    "prune_pair": Rule("number", low=0, high=1, why="a cosine"),
     "tags": Rule("bool"),
     "retention": Rule("bool"),
 }
