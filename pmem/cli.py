@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from pmem.graph import InvalidOperation, StoreError, Version
@@ -174,7 +176,14 @@ def _replay(args: argparse.Namespace) -> int:
     lines = _read_ops(args.ops)
     if lines is None:
         return 2
+    for number, line in lines:  # every line's fields, before the store is opened or made
+        try:
+            _parse_line(line, f"{args.ops}:{number}")
+        except InvalidOperation as err:
+            print(f"pmem: {err}; nothing from {args.ops} was applied", file=sys.stderr)
+            return 2
     decisions: Counter[str] = Counter()
+    created = not os.path.exists(args.store)
     with Memory(args.store) as m:
         try:
             with m.batch():
@@ -184,12 +193,25 @@ def _replay(args: argparse.Namespace) -> int:
                         decisions[_apply_line(m, line, where)] += 1
                     except InvalidOperation as err:
                         if not args.keep_going:
-                            raise InvalidOperation(err.key, f"{where}: {err.reason}") from None
+                            reason = (
+                                err.reason
+                                if err.reason.startswith(where)
+                                else (f"{where}: {err.reason}")
+                            )
+                            raise InvalidOperation(err.key, reason) from None
                         decisions["skipped (noop)"] += 1
                         print(f"pmem: skipped {where}: {err}", file=sys.stderr)
         except InvalidOperation as err:
             print(f"pmem: {err}; nothing from {args.ops} was applied", file=sys.stderr)
-            return 2
+            refused = True
+        else:
+            refused = False
+    if refused:
+        if created:  # the store this command made for the replay holds nothing: no trace of it
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(args.store + suffix)
+        return 2
     summary = ", ".join(f"{n} {d}" for d, n in sorted(decisions.items()))
     print(f"{args.store}: applied {len(lines)} line(s): {summary or 'nothing'}")
     return 0
@@ -201,6 +223,13 @@ def _read_ops(path: str) -> list[tuple[int, dict[str, Any]]] | None:
             raw = f.readlines()
     except OSError as err:
         print(f"pmem: {path}: {err.strerror}", file=sys.stderr)
+        return None
+    except UnicodeDecodeError as err:
+        print(
+            f"pmem: {path}: not UTF-8 text (byte {err.start}); expected one JSON object per line; "
+            "nothing was applied",
+            file=sys.stderr,
+        )
         return None
     out = []
     for number, text in enumerate(raw, 1):
@@ -223,7 +252,9 @@ def _read_ops(path: str) -> list[tuple[int, dict[str, Any]]] | None:
     return out
 
 
-def _apply_line(m: Memory, line: dict[str, Any], where: str) -> str:
+def _parse_line(line: dict[str, Any], where: str) -> tuple[Patch, bool, str | None, str]:
+    """One ops line as (patch, hard_commit, observed text, its source), every field's type
+    checked; an `InvalidOperation` naming `where` and the field otherwise."""
     line = dict(line)
     hard = line.pop("hard_commit", False)
     if not isinstance(hard, bool):  # "no" is a non-empty string: bool() would say true
@@ -231,10 +262,20 @@ def _apply_line(m: Memory, line: dict[str, Any], where: str) -> str:
             line.get("key"), f"{where}: hard_commit must be true or false, not {hard!r}"
         )
     text, source = line.pop("observe", None), line.pop("source", "user")
-    patch = Patch.from_dict(line, where)
+    for name, value in (("observe", text), ("source", source)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidOperation(
+                line.get("key") if isinstance(line.get("key"), str) else None,
+                f"{where}: field {name!r} must be a string, not {type(value).__name__}",
+            )
+    return Patch.from_dict(line, where), hard, text, source
+
+
+def _apply_line(m: Memory, line: dict[str, Any], where: str) -> str:
+    patch, hard, text, source = _parse_line(line, where)
     if text is not None:
         evidence = m.observe(text, source=source, at=patch.at)
-        patch = Patch(**{**line, "evidence": evidence})
+        patch = replace(patch, evidence=evidence)
     return m.apply(patch, hard_commit=hard).decision
 
 

@@ -30,6 +30,33 @@ REVISE_STATUS = {
 }
 
 
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _evidence(value: Any) -> bool:
+    return _text_or_none(value) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
+
+
+# What a patch read from JSON may hold in each field (times as ISO 8601 text).
+_FIELD_TYPES = {
+    "op": _text, "key": _text, "old_value": _text_or_none, "new_value": _text_or_none,
+    "status": _text_or_none, "supersedes": _text_or_none, "evidence": _evidence,
+    "valid_from": _text_or_none, "at": _text_or_none,
+}  # fmt: skip
+_FIELD_WORDS = {
+    name: "a string" if check is _text else "a string or null"
+    for name, check in _FIELD_TYPES.items()
+}
+_FIELD_WORDS["evidence"] = "an evidence id, a list of them, or null"
+
+
 @dataclass(frozen=True, slots=True)
 class Patch:
     op: str
@@ -57,6 +84,13 @@ class Patch:
         for required in ("op", "key"):
             if required not in data:
                 raise InvalidOperation(data.get("key"), f"{where}: missing field {required!r}")
+        for name, value in data.items():
+            if not _FIELD_TYPES[name](value):
+                raise InvalidOperation(
+                    data.get("key") if isinstance(data.get("key"), str) else None,
+                    f"{where}: field {name!r} must be {_FIELD_WORDS[name]}, not "
+                    f"{type(value).__name__} {value!r}"[:300],
+                )
         return cls(**data)
 
 
