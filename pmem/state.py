@@ -121,6 +121,11 @@ class State:
                 f"its recorded time {e.at.isoformat()} precedes the entry before it "
                 f"({self.last_at.isoformat()})"
             )
+        if e.key is not None and not isinstance(e.key, str):
+            raise ValueError(f"its key {e.key!r} is not a string")
+        value = e.body.get("value") if isinstance(e.body, dict) else None
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"its value {value!r} is not a string")
         self.last_at = e.at
         if e.op in _TYPED:
             self.operations[f"op{e.seq}"] = e.op

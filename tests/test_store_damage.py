@@ -189,3 +189,21 @@ def test_a_recorded_time_out_of_order_is_refused_by_open_and_flagged_by_check(
     assert out.returncode != 0 and why in out.stdout + out.stderr
     assert "Traceback" not in out.stderr
     assert digest(path) == before  # neither changed the store
+
+
+def test_a_value_that_is_not_text_is_refused_by_open_and_flagged_by_check(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with Memory(path) as m:
+        m.accept("k", "v1")
+    con = sqlite3.connect(path)
+    con.execute("UPDATE log SET body = json_set(body, '$.value', 5)")
+    con.commit()
+    con.close()
+    before = digest(path)
+    with pytest.raises(StoreError, match="its value 5 is not a string"):
+        Memory(path)
+    for command in ("show", "check", "export"):
+        out = subprocess.run([PMEM, command, str(path)], capture_output=True, text=True)
+        assert out.returncode != 0 and "Traceback" not in out.stderr, command
+        assert "is not a string" in out.stdout + out.stderr, command
+    assert digest(path) == before
