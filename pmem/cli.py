@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -33,6 +34,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except StoreError as err:
         print(f"pmem: {printable(str(err))}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as err:  # a page the log's own reads never touch
+        print(
+            f"pmem: {args.store}: the file is damaged or not a P-Mem store ({err}); "
+            "`pmem check` lists what SQLite finds",
+            file=sys.stderr,
+        )
         return 2
     except BrokenPipeError:  # `pmem export ... | head`
         return 0
