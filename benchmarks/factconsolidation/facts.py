@@ -223,6 +223,10 @@ class UnparsedFact(InputError, ValueError):
         super().__init__(f"{where}{len(self.lines)} {noun} no relation template: {shown}{more}")
 
 
+class RepeatedSerial(InputError, ValueError):
+    """Two fact lines with one serial number: the only order signal of a stream is ambiguous."""
+
+
 def fact_candidates(text: str) -> list[tuple[Template, str, str]]:
     """Every (template, subject, object) that renders back to ``text`` exactly."""
     return [(t, s, o) for t in TEMPLATES for s, o in t.splits(text)]
@@ -332,5 +336,5 @@ def parse_context(context: str, source: str | None = None) -> tuple[Fact, ...]:
     repeated = {serial: lines for serial, lines in lines_by_serial.items() if len(lines) > 1}
     if repeated:  # the serial number is the only order signal, so it must be unique
         shown = "; ".join(f"serial {s} on lines {lines}" for s, lines in sorted(repeated.items()))
-        raise ValueError(f"{source or 'context'}: repeated serial numbers: {shown}")
+        raise RepeatedSerial(f"{source or 'context'}: repeated serial numbers: {shown}")
     return facts

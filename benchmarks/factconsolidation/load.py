@@ -196,26 +196,54 @@ def load(source: str, path: str | Path | None = None) -> SourceData:
     """
     short = normalize_source(source)
     rows, sha, origin = _rows(path)
-    matching = [r for r in rows if (r.get("metadata") or {}).get("source") == SOURCE_PREFIX + short]
+    for i, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("metadata") or {}, dict):
+            raise DataFileError(f"{origin}: row {i} is not an object with a `metadata` object")
+    matching = [
+        (i, r) for i, r in enumerate(rows)
+        if (r.get("metadata") or {}).get("source") == SOURCE_PREFIX + short
+    ]  # fmt: skip
     if len(matching) != 1:
-        raise ValueError(
+        raise DataFileError(
             f"{origin}: expected one row for {SOURCE_PREFIX + short}, found {len(matching)}"
         )
-    row = matching[0]
-    questions = tuple(row["questions"])
-    answers = tuple(tuple(_flatten(a)) for a in row["answers"])
-    ids = (row.get("metadata") or {}).get("qa_pair_ids") or [
-        f"{SOURCE_PREFIX}{short}_no{i}" for i in range(len(questions))
-    ]
+    index, row = matching[0]
+    where = f"{origin}: row {index} ({SOURCE_PREFIX + short})"
+    questions = _strings(row.get("questions"), f"{where}: `questions`")
+    if not isinstance(row.get("answers"), list):
+        raise DataFileError(f"{where}: `answers` must be a list, one per question")
+    answers = tuple(
+        tuple(_flatten(a, f"{where}: answer {n}")) for n, a in enumerate(row["answers"])
+    )
+    metadata = row.get("metadata") or {}
+    ids = (
+        _strings(metadata["qa_pair_ids"], f"{where}: `metadata.qa_pair_ids`")
+        if metadata.get("qa_pair_ids")
+        else tuple(f"{SOURCE_PREFIX}{short}_no{i}" for i in range(len(questions)))
+    )
     if not len(questions) == len(answers) == len(ids):
-        raise ValueError(
-            f"{origin}: {short} has {len(questions)} questions, {len(answers)} answers"
+        raise DataFileError(
+            f"{where}: {len(questions)} questions, {len(answers)} answers, {len(ids)} ids"
         )
+    if len(set(ids)) != len(ids):
+        twice = next(i for i in ids if ids.count(i) > 1)
+        raise DataFileError(f"{where}: question id {twice!r} is asked more than once")
+    if not isinstance(row.get("context"), str):
+        raise DataFileError(f"{where}: `context` must be the text of the facts")
     facts = parse_context(row["context"], short)
-    return SourceData(short, facts, questions, answers, tuple(ids), origin, sha)
+    return SourceData(short, facts, questions, answers, ids, origin, sha)
 
 
-def _flatten(golds: Any) -> list[str]:
+def _strings(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DataFileError(f"{what} must be a list of strings")
+    return tuple(value)
+
+
+def _flatten(golds: Any, what: str = "an answer") -> list[str]:
+    """An answer's gold strings: a string, or lists of them nested any way."""
     if isinstance(golds, str):
         return [golds]
-    return [g for item in golds for g in _flatten(item)]
+    if not isinstance(golds, list):
+        raise DataFileError(f"{what} must be a string or a list of strings, not {golds!r}"[:200])
+    return [g for item in golds for g in _flatten(item, what)]
