@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.client import (
@@ -121,3 +123,43 @@ def test_a_cache_of_another_width_is_named_not_mixed(tmp_path: Path) -> None:
         other = Embedder(Endpoint(url, "e", **FAST), cache=cache)  # type: ignore[arg-type]
         with pytest.raises(ModelError, match=r"dimension 6 .* earlier vectors have dimension 4"):
             run_sync(other.embed(["b", "a"]))
+
+
+reply_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=6,
+)
+chat_bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "choices": st.one_of(
+            reply_values,
+            st.lists(st.fixed_dictionaries({}, optional={
+                "message": st.one_of(reply_values, st.fixed_dictionaries(
+                    {}, optional={"content": reply_values, "role": reply_values})),
+                "finish_reason": reply_values}), max_size=2),
+        ),
+        "usage": st.one_of(reply_values, st.fixed_dictionaries(
+            {}, optional={"prompt_tokens": reply_values, "completion_tokens": reply_values})),
+    },
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(chat_bodies)
+def test_any_chat_reply_is_a_result_or_one_model_error(tmp_path: Path, body: dict) -> None:
+    """Whatever a server sends with 200: a result (and then it is cached), or a ModelError (and
+    nothing is cached), never another exception from the client."""
+    cache = ResponseCache(str(tmp_path / f"cache-{abs(hash(json.dumps(body)))}.sqlite"))
+    with serving(lambda _: body) as url:
+        model = ChatModel(Endpoint(url, "m", **{**FAST, "max_retries": 0}), "reader", cache)  # type: ignore[arg-type]
+        try:
+            result = run_sync(model.complete("q"))
+        except ModelError:
+            assert len(cache) == 0
+        else:
+            assert isinstance(result.text, str) and result.prompt_tokens >= 0
+            assert len(cache) == 1

@@ -298,7 +298,7 @@ def valid_usage(data: Mapping[str, Any]) -> None:
     """A reply's `usage`, when it has one, is an object whose token counts are non-negative
     integers: anything else (`"usage": "lots"`) is malformed, so it is retried and never
     cached, rather than failing the metering of every rerun that reads it back."""
-    usage = data.get("usage")
+    usage = data.get("usage") if isinstance(data, Mapping) else None
     if usage is None:
         return
     if not isinstance(usage, Mapping):

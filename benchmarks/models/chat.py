@@ -50,8 +50,17 @@ class TokenCount:
 
 
 def _valid_chat(data: Any) -> None:
+    """A chat reply: an object whose first choice holds a message object whose content is text
+    (or null), with a usage of counts when it has one; anything else is malformed."""
+    if not isinstance(data, Mapping):
+        raise MalformedResponse
     valid_usage(data)
-    message = data["choices"][0]["message"]
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise MalformedResponse
+    message = choices[0].get("message")
+    if not isinstance(message, Mapping):
+        raise MalformedResponse
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise MalformedResponse
