@@ -121,11 +121,14 @@ class State:
                 f"its recorded time {e.at.isoformat()} precedes the entry before it "
                 f"({self.last_at.isoformat()})"
             )
-        if e.key is not None and not isinstance(e.key, str):
-            raise ValueError(f"its key {e.key!r} is not a string")
+        # what the store's own writes guarantee (`pmem.memory._key`, `_value`)
+        if e.key is not None and (
+            not isinstance(e.key, str) or not e.key.strip() or "\n" in e.key or "\r" in e.key
+        ):
+            raise ValueError(f"its key {e.key!r} is not a non-empty one-line string")
         value = e.body.get("value") if isinstance(e.body, dict) else None
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"its value {value!r} is not a string")
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"its value {value!r} is not a non-empty string")
         self.last_at = e.at
         if e.op in _TYPED:
             self.operations[f"op{e.seq}"] = e.op

@@ -200,10 +200,10 @@ def test_a_value_that_is_not_text_is_refused_by_open_and_flagged_by_check(tmp_pa
     con.commit()
     con.close()
     before = digest(path)
-    with pytest.raises(StoreError, match="its value 5 is not a string"):
+    with pytest.raises(StoreError, match="its value 5 is not a non-empty string"):
         Memory(path)
     for command in ("show", "check", "export"):
         out = subprocess.run([PMEM, command, str(path)], capture_output=True, text=True)
         assert out.returncode != 0 and "Traceback" not in out.stderr, command
-        assert "is not a string" in out.stdout + out.stderr, command
+        assert "is not a non-empty string" in out.stdout + out.stderr, command
     assert digest(path) == before
