@@ -185,3 +185,27 @@ def test_a_missing_peer_extra_is_one_line_with_the_install_command(tmp_path: Pat
     (line,) = out.stderr.strip().splitlines()
     assert "make setup-peers PEERS=mem0" in line and "Traceback" not in out.stdout
     assert "rerun the same command to resume" not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe\x00garbage", "not UTF-8 text (byte 0)"),
+        (b'{"case_id": 5, "rewrite": "x"}\n', "'case_id' and 'rewrite' are text"),
+        (b'{"case_id": "a", "rewrite": "x"}\n{"case_id": "a", "rewrite": "y"}\n', "'a' again"),
+    ],
+)
+def test_a_bad_rewrites_file_is_one_line_naming_it(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    rewrites = tmp_path / "rewrites.jsonl"
+    rewrites.write_bytes(content)
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", "experiment=table6_single", "llm=scripted",
+         "embedder=scripted", "run.progress=false", f"run.root={tmp_path / 'runs'}",
+         f"benchmark.rewrites={rewrites}"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr[-1500:]
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"pmem-bench: error: {rewrites}") and message in line, line

@@ -471,7 +471,12 @@ def load_rewrite_rows(path: str | Path = OFFLINE_REWRITES) -> dict[str, dict[str
     """case id -> its row, from a JSONL file of {"case_id", "rewrite", "original", ...} rows
     (the kept rewrites of python -m benchmarks.alfworld_revision.rewrite, or the offline set)."""
     out = {}
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    try:
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as err:
+        raise AlfworldDataError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise AlfworldDataError(f"{path}: {err.strerror or err}") from None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -483,6 +488,10 @@ def load_rewrite_rows(path: str | Path = OFFLINE_REWRITES) -> dict[str, dict[str
             raise AlfworldDataError(
                 f"{path}: line {number}: expected an object with 'case_id' and 'rewrite'"
             )
+        if not isinstance(row["case_id"], str) or not isinstance(row["rewrite"], str):
+            raise AlfworldDataError(f"{path}: line {number}: 'case_id' and 'rewrite' are text")
+        if row["case_id"] in out:
+            raise AlfworldDataError(f"{path}: line {number}: case {row['case_id']!r} again")
         out[row["case_id"]] = row
     return out
 

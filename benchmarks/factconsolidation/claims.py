@@ -9,9 +9,10 @@ claim reads one experiment; the response cache makes that second run of our arm 
 over history length compares one arm's runs on two sources (different questions: unpaired).
 
 Sides: `long_context` answers fewer questions than the other arms (the first 20 of 50 here): its
-claims are paired on those 20. "Weakest at every scale" is checked against `chunk_retrieval`, the paper's
-next-weakest non-peer row at every scale. `pmem_state_nosoft_iter` (App. F's soft-identity-off
-iterative read) has no config: `pmem_state_nosoft` with `lookups=3, lookup_k=6` renamed.
+claims are paired on those 20. "Weakest at every scale" is checked against `chunk_retrieval`,
+the paper's next-weakest non-peer row at every scale. `pmem_state_nosoft_iter` (App. F's
+soft-identity-off iterative read) has no config: `pmem_state_nosoft` with `lookups=3,
+lookup_k=6` renamed.
 "[reader=35B]" rows are runs whose reader (`llm`) is the 35B while the stores keep the 4B writer
 (`writer` set to the 4B, hence the arm key `<arm>@<4B>`); those runs are a profile of their own,
 checked when they are the table's profile (a runs root of their own).

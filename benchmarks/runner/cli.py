@@ -466,6 +466,14 @@ def _arm_prompts(factory: Any) -> dict[str, str]:
 def _hydra_entry(cfg: DictConfig) -> None:
     try:
         execute(cfg)
+    except UnicodeDecodeError as err:  # a data file a reader did not check: still one line
+        if os.environ.get("PMEM_DEBUG") or os.environ.get("HYDRA_FULL_ERROR"):
+            raise
+        print(
+            f"pmem-bench: error: a data file is not UTF-8 text ({err.reason} at byte {err.start})",
+            file=sys.stderr,
+        )
+        sys.exit(2)
     except USER_ERRORS as err:
         if os.environ.get("PMEM_DEBUG") or os.environ.get("HYDRA_FULL_ERROR"):
             raise
