@@ -62,3 +62,24 @@ def test_a_planted_secret_reaches_no_file_of_the_run(tmp_path: Path) -> None:
         data = path.read_bytes()
         for secret in re.findall(r"(?:sk|hf)-planted-\w+", " ".join(PLANTED.values())):
             assert secret.encode() not in data, f"{secret} in {path}"
+
+
+def test_a_secret_in_a_failing_urls_error_reaches_neither_screen_nor_file(tmp_path: Path) -> None:
+    """An unreachable server whose URL carries credentials: the error names the URL with the
+    credentials replaced, on the screen and in the run's log."""
+    root = tmp_path / "runs"
+    out = subprocess.run(
+        [
+            sys.executable, "-m", "benchmarks.runner", "experiment=smoke", "run.progress=false",
+            f"run.root={root}", "llm.server=null", "llm.max_retries=0",
+            "llm.base_url=http://ada:sk-planted-seven@127.0.0.1:9/v1",
+            "+llm.headers.Authorization=Bearer sk-planted-eight",
+        ],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode != 0
+    shown = out.stdout + out.stderr
+    assert "sk-planted" not in shown, shown[-1500:]
+    assert "127.0.0.1:9" in shown  # the URL is still named
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert b"sk-planted" not in path.read_bytes(), path

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -82,6 +83,12 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        if _USERINFO.search(self.base_url):  # a key goes in api_key_env, never in the URL
+            shown = _USERINFO.sub(r"\g<scheme><redacted>@", self.base_url)
+            raise ModelConfigError(
+                f"{shown}: a base URL carries no credentials; give the key through the "
+                "profile's api_key_env (an environment variable), which no file records"
+            )
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, not {self.concurrency}")
         if self.max_retries < 0:
@@ -92,6 +99,9 @@ class Endpoint:
         """The server root (base URL without "/v1"): where /tokenize and /health live."""
         url = self.base_url
         return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float) -> float:

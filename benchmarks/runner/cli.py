@@ -36,7 +36,14 @@ from benchmarks.results.loader import is_scripted
 from benchmarks.results.records import Manifest, SchemaError, Score, Summary
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.probe import differing, probe
-from benchmarks.runner.runs import RunFolder, RunFolderInUse, machine, manifest
+from benchmarks.runner.runs import (
+    RedactingFilter,
+    RunFolder,
+    RunFolderInUse,
+    machine,
+    manifest,
+    redact_text,
+)
 from benchmarks.runner.settings import SettingError, check_settings
 from benchmarks.runner.stack import ConfigError
 from benchmarks.runner.types import Episode, InputError
@@ -151,6 +158,8 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
 
     for noisy in ("httpx", "httpx2"):  # one line per request drowns the bars
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    for handler in logging.getLogger().handlers:  # the console's (Hydra's): no secret either
+        handler.addFilter(RedactingFilter())
     resolved = plain(cfg)
     if is_scripted(resolved):
         resolved = keep_dry_run_stores_in_run_root(cfg)
@@ -441,6 +450,7 @@ def _log_to(path: Path) -> logging.Handler:
     """One log per run, appended across resumes, beside the run's records."""
     handler = logging.FileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(min(root.level, logging.INFO))
@@ -484,9 +494,9 @@ def _hydra_entry(cfg: DictConfig) -> None:
 def one_line(err: BaseException) -> str:
     """The message of an error a user can act on, on one line (an OSError names its file)."""
     if isinstance(err, OSError) and err.filename is not None:
-        return f"{err.filename}: {err.strerror or err}"
+        return redact_text(f"{err.filename}: {err.strerror or err}")
     text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return " ".join(text.split())
+    return redact_text(" ".join(text.split()))
 
 
 #: the SIGTERMs this process received (`_terminate`), for the stop's record and last line

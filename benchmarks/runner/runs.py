@@ -266,6 +266,28 @@ _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.I
 _BEARER = re.compile(r"^\s*(bearer|basic)\s+[A-Za-z0-9._~+/=-]+\s*$", re.IGNORECASE)
 
 
+_BEARER_IN_TEXT = re.compile(r"\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+
+
+def redact_text(text: str) -> str:
+    """`text` (an error message, a log line) with credentials inside URLs and `Bearer …` /
+    `Basic …` tokens replaced: a message that quotes a URL or a header never carries a
+    secret to the screen or a log file."""
+    text = _URL_CREDENTIALS.sub(r"\g<scheme><redacted>@", text)
+    return _BEARER_IN_TEXT.sub(lambda m: f"{m.group(1)} <redacted>", text)
+
+
+class RedactingFilter(logging.Filter):
+    """A log filter that passes every record with its message through `redact_text`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact_text(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
 def secret_key(key: str) -> bool:
     """Whether a config key names a credential (its value must never reach a file)."""
     name = re.sub(r"[^a-z0-9]", "", key.lower())
