@@ -317,7 +317,7 @@ def check(runs: Path, out: Path, checked: Sequence[Claim] | None = None) -> tupl
                     False,
                     f"{theirs} is not what {runs} gives: python -m benchmarks.reports.claims",
                 )
-    return True, f"claims: every verdict is what the runs under {runs} give"
+    return True, f"every verdict is what the runs under {runs} give"
 
 
 def main(argv: list[str] | None = None) -> int:
