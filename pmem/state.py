@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Iterable
+from typing import Any
 
 from pmem.graph import (
     ACTIVE,
@@ -126,9 +127,8 @@ class State:
             not isinstance(e.key, str) or not e.key.strip() or "\n" in e.key or "\r" in e.key
         ):
             raise ValueError(f"its key {e.key!r} is not a non-empty one-line string")
-        value = e.body.get("value") if isinstance(e.body, dict) else None
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise ValueError(f"its value {value!r} is not a non-empty string")
+        if isinstance(e.body, dict):
+            _check_body(e.op, e.body)
         self.last_at = e.at
         if e.op in _TYPED:
             self.operations[f"op{e.seq}"] = e.op
@@ -299,6 +299,31 @@ class State:
 
 
 _TYPED = frozenset({"accept", "reject", "contest", "resolve", "revoke", "support"})
+# body fields that are text wherever they appear (the store's own writes never leave them empty)
+_TEXT_FIELDS = ("value", "text", "source", "item", "version")
+
+
+def _check_body(op: str, body: dict[str, Any]) -> None:
+    """The types the store's own writes give a body's fields; a row edited by hand or by
+    another tool that breaks them is refused here rather than failing later in a reader."""
+    for name in _TEXT_FIELDS:
+        if name not in body or (name == "value" and op == "reject" and body[name] is None):
+            continue  # a reject with no replacement writes no value
+        field = body[name]
+        if not isinstance(field, str) or not field.strip():
+            label = "value" if name == "value" else f"{name} field"
+            raise ValueError(f"its {label} {field!r} is not a non-empty string")
+    evidence = body.get("evidence", [])
+    if not isinstance(evidence, list) or not all(isinstance(i, str) for i in evidence):
+        raise ValueError(f"its evidence {evidence!r} is not a list of evidence ids")
+    when = body.get("valid_from")
+    if when is not None:
+        if not isinstance(when, str):
+            raise ValueError(f"its valid_from {when!r} is not an ISO 8601 time")
+        try:
+            dt.datetime.fromisoformat(when)
+        except ValueError:
+            raise ValueError(f"its valid_from {when!r} is not an ISO 8601 time") from None
 
 
 def _malformed(e: Entry, err: Exception | None) -> str:

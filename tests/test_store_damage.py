@@ -3,8 +3,10 @@ written, a corrupted page, an empty file; and printing never passes control char
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
+import io
 import json
 import sqlite3
 import subprocess
@@ -12,8 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from pmem import InvalidOperation, Memory, StoreError
+from pmem import InvalidOperation, Memory, StoreError, cli
 
 PMEM = Path(sys.executable).with_name("pmem")
 AT = "2026-01-01T00:00:00+00:00"
@@ -206,4 +210,60 @@ def test_a_value_that_is_not_text_is_refused_by_open_and_flagged_by_check(tmp_pa
         out = subprocess.run([PMEM, command, str(path)], capture_output=True, text=True)
         assert out.returncode != 0 and "Traceback" not in out.stderr, command
         assert "is not a non-empty string" in out.stdout + out.stderr, command
+    assert digest(path) == before
+
+
+def _typed_store(path: Path) -> dict[str, int]:
+    """A store whose log holds every body field the library writes; returns seq by operation."""
+    with Memory(path) as m:
+        e = m.observe("Alice said the budget is $30k", source="meeting")
+        v = m.accept("budget", "$30k", evidence=[e], valid_from="2026-01-01T00:00:00+00:00")
+        m.support("budget", evidence=[e])
+        m.cite("plan-1", v)
+        seqs = {entry.op: entry.seq for entry in m.entries()}
+    return seqs
+
+
+BODY_PLACES = [("observe", "text"), ("observe", "source"), ("accept", "value"),
+               ("accept", "evidence"), ("accept", "valid_from"), ("support", "evidence"),
+               ("cite", "item"), ("cite", "version")]  # fmt: skip
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=4,
+)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(st.sampled_from(BODY_PLACES), json_values)
+def test_a_body_field_of_any_type_opens_typed_or_is_refused_naming_the_entry(
+    tmp_path_factory: pytest.TempPathFactory, place: tuple[str, str], value: object
+) -> None:
+    path = tmp_path_factory.mktemp("typed") / "m.sqlite"
+    seq = _typed_store(path)[place[0]]
+    with sqlite3.connect(path) as db:
+        (body,) = db.execute("SELECT body FROM log WHERE seq = ?", (seq,)).fetchone()
+        db.execute(
+            "UPDATE log SET body = ? WHERE seq = ?",
+            (json.dumps({**json.loads(body), place[1]: value}), seq),
+        )
+    before = digest(path)
+    try:
+        with Memory(path) as m:
+            for v in m.versions("budget"):
+                assert isinstance(v.value, str) and all(isinstance(i, str) for i in v.evidence)
+            texts = [m.evidence(i).text for v in m.versions("budget") for i in v.evidence]
+            assert all(isinstance(c.item, str) for c in m.citations())
+            m.render()
+            assert all(isinstance(t, str) for t in texts)
+    except StoreError as err:
+        assert str(path) in str(err) and f"log entry {seq}" in str(err), str(err)
+        assert "\n" not in str(err)
+    for command in ("show", "check", "export"):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main([command, str(path)])  # raises, and fails the test, on a traceback
+        assert code in (0, 1, 2), (command, code)
+        assert code == 0 or err.getvalue().count("\n") <= 1 or command == "check", err.getvalue()
     assert digest(path) == before

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from benchmarks.alfworld_revision.cases import Case
+from benchmarks.alfworld_revision.spec import AlfworldDataError
 from benchmarks.runner.types import Episode, Event, Question
 
 
@@ -66,5 +67,18 @@ def dumps(cases: Iterable[Case]) -> str:
 
 
 def read_cases(path: str | Path) -> list[Case]:
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    return [Case.from_json(json.loads(line)) for line in lines if line.strip()]
+    """The cases `dumps` wrote; a line that is not one is one `AlfworldDataError` naming it."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as err:
+        raise AlfworldDataError(f"{path}: cannot read the cases ({err})") from None
+    cases = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            cases.append(Case.from_json(row))
+        except (ValueError, TypeError) as err:
+            raise AlfworldDataError(f"{path}: line {number}: not a case ({err})") from None
+    return cases

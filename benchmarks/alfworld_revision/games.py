@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from benchmarks.alfworld_revision.scenes import (
     Inventory,
@@ -77,17 +78,45 @@ def facts_by_instance(facts: Iterable[Mapping[str, str]]) -> list[tuple[str, str
     return sorted(rows, key=lambda r: (_natural(r[0]), _natural(r[1])))
 
 
+def _read_text(path: Path) -> str:
+    """A game file's text; unreadable or non-UTF-8 bytes are one `AlfworldDataError`."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise AlfworldDataError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise AlfworldDataError(f"{path}: {err.strerror or err}") from None
+
+
+def _read_object(path: Path) -> dict:
+    """A game file that must hold one JSON object (game.tw-pddl, traj_data.json)."""
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as err:
+        raise AlfworldDataError(f"{path}: not valid JSON ({err.msg})") from None
+    if not isinstance(data, dict):
+        raise AlfworldDataError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _optional(path: Path, data: Mapping, field: str, kind: type) -> Any:
+    """``data[field]`` when it is a `kind` or absent/null (then None); else one error."""
+    value = data.get(field)
+    if value is not None and not isinstance(value, kind):
+        raise AlfworldDataError(
+            f"{path}: field {field!r} should be {kind.__name__} or null, got {type(value).__name__}"
+        )
+    return value
+
+
 def _read_problem(folder: Path) -> str:
     """The PDDL problem text: initial_state.pddl, else game.tw-pddl's ``pddl_problem``."""
     pddl = folder / "initial_state.pddl"
     if pddl.is_file():
-        return pddl.read_text(encoding="utf-8")
+        return _read_text(pddl)
     tw = folder / "game.tw-pddl"
     if tw.is_file():
-        try:
-            problem = json.loads(tw.read_text(encoding="utf-8")).get("pddl_problem")
-        except json.JSONDecodeError as err:
-            raise AlfworldDataError(f"{tw}: not valid JSON ({err.msg})") from err
+        problem = _read_object(tw).get("pddl_problem")
         if not isinstance(problem, str) or not problem.strip():
             raise AlfworldDataError(f"{tw}: no 'pddl_problem' text in this game file")
         return problem
@@ -103,12 +132,11 @@ def _read_traj(folder: Path) -> tuple[str | None, str | None]:
     traj = folder / "traj_data.json"
     if not traj.is_file():
         return None, None
-    try:
-        data = json.loads(traj.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise AlfworldDataError(f"{traj}: not valid JSON ({err.msg})") from err
-    target = (data.get("pddl_params") or {}).get("object_target") or None
-    return target, (data.get("scene") or {}).get("floor_plan")
+    data = _read_object(traj)
+    params = _optional(traj, data, "pddl_params", dict) or {}
+    scene = _optional(traj, data, "scene", dict) or {}
+    target = _optional(traj, params, "object_target", str) or None
+    return target, _optional(traj, scene, "floor_plan", str)
 
 
 def _init(problem: str) -> str:
@@ -216,10 +244,7 @@ def find_games(games_dir: str | Path) -> list[Path]:
 
 
 def _tw_unsolvable(tw: Path) -> bool:
-    try:
-        return json.loads(tw.read_text(encoding="utf-8")).get("solvable") is False
-    except json.JSONDecodeError as err:
-        raise AlfworldDataError(f"{tw}: not valid JSON ({err.msg})") from err
+    return _read_object(tw).get("solvable") is False
 
 
 @cache

@@ -43,6 +43,10 @@ def _type_of(pddl_id: str) -> str:
     return _thor_type(pddl_id.replace("_bar_", "|"))
 
 
+def _text_pair(item: Any) -> bool:
+    return isinstance(item, list) and len(item) == 2 and all(isinstance(t, str) for t in item)
+
+
 def _check_row(path: Path, line: int, row: Any) -> dict[str, Any]:
     where = f"{path}: line {line}"
     if not isinstance(row, dict):
@@ -50,11 +54,26 @@ def _check_row(path: Path, line: int, row: Any) -> dict[str, Any]:
     missing = [f for f in REQUIRED_FIELDS if f not in row]
     if missing:
         raise AlfworldDataError(f"{where}: missing field(s) {', '.join(missing)}")
+    for field, kind in (("game", str), ("floor_plan", str), ("receptacles_text", dict)):
+        if not isinstance(row[field], kind):
+            raise AlfworldDataError(f"{where}: field {field!r} should be {kind.__name__}")
+    params = row["pddl_params"]
+    if params is not None and not isinstance(params, dict):
+        raise AlfworldDataError(f"{where}: field 'pddl_params' should be an object or null")
+    target = (params or {}).get("object_target")
+    if target is not None and not isinstance(target, str):
+        raise AlfworldDataError(f"{where}: pddl_params.object_target should be text or null")
+    names = row["receptacles_text"].items()
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in names):
+        raise AlfworldDataError(f"{where}: receptacles_text maps PDDL ids to names (text)")
     pairs, texts = row["in_receptacle"], row["in_receptacle_text"]
     if not isinstance(pairs, list) or not isinstance(texts, list) or len(pairs) != len(texts):
         raise AlfworldDataError(
             f"{where}: in_receptacle and in_receptacle_text must be lists of the same length"
         )
+    for field, items in (("in_receptacle", pairs), ("in_receptacle_text", texts)):
+        if not all(_text_pair(item) for item in items):
+            raise AlfworldDataError(f"{where}: every {field} entry is a pair of texts")
     if not pairs:
         raise AlfworldDataError(f"{where}: game {row['game']} has no in_receptacle placement")
     return row
@@ -67,8 +86,8 @@ def valid_seen_records(path: str | Path = VALID_SEEN_RECORDS) -> tuple[dict[str,
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             lines = fh.read().split("\n")
-    except (OSError, EOFError) as err:
-        raise AlfworldDataError(f"{path}: cannot read the valid_seen records ({err})") from err
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        raise AlfworldDataError(f"{path}: cannot read the valid_seen records ({err})") from None
     rows = []
     for number, text in enumerate(lines, start=1):
         if not text.strip():
