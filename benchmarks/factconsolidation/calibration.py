@@ -17,7 +17,7 @@ from benchmarks.models.structured import StructuredOutputError, parse_json
 from benchmarks.runner.chunking import chunks
 from pmem.write import EXTRACT_PROMPT, SAME_PROMPT, fact_items
 
-DEFAULT_RUN = "results/runs/table7/pmem_state__factconsolidation_sh_6k__e64142bed4"
+DEFAULT_RUN = "results/calibration/keys/pmem_state__factconsolidation_sh_6k__e64142bed4"
 
 
 def prompt_head(template: str, slot: str) -> str:
