@@ -332,14 +332,16 @@ reproduce-conflict: $(PROFILE_SETUP)
 tables: setup
 	$(BIN)/python -m benchmarks.reports all
 	$(BIN)/python -m benchmarks.reports.claims --runs runs
+	$(BIN)/python -m benchmarks.reports.failures --runs runs
 
-# Whether each committed table (results/tables/), the claims, the figures and the committed
-# report are byte for byte what the committed runs (results/runs/) build, from runs that still
-# show what the code does (benchmarks/runner/currency.py); writes nothing, exits 1 when one is
-# not backed, and says why.
+# Whether each committed table (results/tables/), the claims, the failure stages, the figures
+# and the committed report are byte for byte what the committed runs (results/runs/) build,
+# from runs that still show what the code does (benchmarks/runner/currency.py); writes nothing,
+# exits 1 when one is not backed, and says why.
 check-tables: setup
 	$(BIN)/python -m benchmarks.reports all --check --runs results/runs
 	$(BIN)/python -m benchmarks.reports.claims --check --runs results/runs
+	$(BIN)/python -m benchmarks.reports.failures --check --runs results/runs
 	$(BIN)/python -m benchmarks.reports.figures --check
 	$(BIN)/python -m benchmarks.reports.html --check --runs results/runs
 

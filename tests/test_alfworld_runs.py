@@ -100,6 +100,14 @@ def test_table8_retention_recovers_and_crud_loses(tmp_path, agent) -> None:
     assert accuracy(runs["crud_commit_oracle"], "recovered") == 0.0
     scores = jsonl(runs["crud_commit_oracle"]["folder"] / "scores.jsonl")
     assert {s["recovered"]["outcome"] for s in scores if s["recovered"]} == {"other"}  # lost
+    # where it was lost: the write path kept no v1 to roll back to (stages.jsonl, summary.json)
+    stages = runs["crud_commit_oracle"]["summary"]["failure_stages"]
+    assert stages["answered"] == 2 * CASES and stages["wrong"] == CASES
+    assert stages["by_stage"]["write"] == CASES
+    failures = jsonl(runs["crud_commit_oracle"]["folder"] / "stages.jsonl")
+    assert {f["stage"] for f in failures} == {"write"} and len(failures) == CASES
+    assert all("nothing (empty)" in f["why"] for f in failures)
+    assert runs["pmem_commit_oracle"]["summary"]["failure_stages"]["wrong"] == 0
 
 
 def test_conflict_contest_then_resolve(tmp_path, agent) -> None:

@@ -35,6 +35,7 @@ from benchmarks.alfworld_revision.spec import (
     WORDING,
     AlfworldDataError,
 )
+from benchmarks.alfworld_revision.stages import failure_stage
 from benchmarks.runner.types import Episode, Question
 
 PROBES = ("chains", "single", "retraction", "conflict")
@@ -164,6 +165,10 @@ class AlfworldRevision:
 
     def prompts(self) -> dict[str, str]:
         return {"answer": self.answer_prompt}
+
+    #: where a wrong answer was lost, from the object's chain (a static rule: exported runs are
+    #: attributed from their files, without building the benchmark)
+    failure_stage = staticmethod(failure_stage)
 
     def fingerprint(self) -> dict[str, Any]:
         cases = self.cases()

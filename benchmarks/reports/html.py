@@ -33,8 +33,9 @@ __all__ = ["Report", "build", "check", "main"]
 
 TITLE = "P-Mem reproduction report"
 # Measurements beyond the paper's tables, each written by its script to results/<name>/<name>.md
-# (routing: scripts/measure_routing.py, docs/routing.md)
-MEASUREMENTS = ("routing",)
+# (routing: scripts/measure_routing.py, docs/routing.md; failure stages:
+# benchmarks/reports/failures.py, docs/failure_stages.md)
+MEASUREMENTS = ("routing", "failure_stages")
 PAGE = "report.html.j2"  # the head and the body around the table sections
 MIB = 1024 * 1024
 # The drill-down's share of the page: the committed page must stay small enough to keep in git

@@ -1,7 +1,7 @@
 """`pmem-results` (or `python -m benchmarks.results`): look at runs without writing code.
 
     pmem-results list [--runs runs]               every run: profile, n, scores
-    pmem-results show runs/table6/<run> [--id ID] [--wrong] [--calls] [--ingest]
+    pmem-results show runs/table6/<run> [--id ID] [--wrong] [--stage STAGE] [--calls] [--ingest]
     pmem-results export table6 [--runs runs] [--to results/runs] [--finished-only]
 
 `show` prints each question as the reader met it: the question and gold, what the arm read, the
@@ -27,7 +27,7 @@ from benchmarks.results.loader import (
     load_runs,
     load_summaries,
 )
-from benchmarks.results.records import SchemaError
+from benchmarks.results.records import FAILURE_STAGES, SchemaError
 
 WIDTH = 100
 
@@ -51,14 +51,32 @@ def _block(title: str, text: Any, limit: int, *, tail: bool = False) -> list[str
     return lines
 
 
-def show(folder: Path, *, only: str | None, wrong: bool, calls: bool, limit: int) -> int:
-    """Print a run's samples; 0, or 2 with one line when the folder is not a finished run."""
+def show(
+    folder: Path,
+    *,
+    only: str | None,
+    wrong: bool,
+    calls: bool,
+    limit: int,
+    stage: str | None = None,
+) -> int:
+    """Print a run's samples; 0, or 2 with one line when the folder is not a finished run (or
+    `stage` asks for stages the run does not record)."""
     if not (folder / "summary.json").exists():
         print(f"results: {folder} is not a finished run folder (no summary.json)", file=sys.stderr)
         return 2
     df = load_runs(folder.parent.parent, folder.parent.name, run=folder.name, include_scripted=True)
     if only is not None:
         df = df[df["id"] == only]
+    if stage is not None:
+        if "stage" not in df.columns:
+            print(
+                f"results: {folder} records no failure stages (its benchmark attributes none, "
+                "or every answer is right)",
+                file=sys.stderr,
+            )
+            return 2
+        df = df[df["stage"] == stage]
     if wrong:
         correct = [c for c in df.columns if c.endswith(".correct")]
         df = df[~df[correct].fillna(False).astype(bool).all(axis=1)] if correct else df
@@ -67,6 +85,8 @@ def show(folder: Path, *, only: str | None, wrong: bool, calls: bool, limit: int
         print(f"{folder.name}  [{first['profile']}]  {len(df)} question(s)\n")
     for _, row in df.iterrows():
         print(f"── {row['id']}  ({_scores(row)})")
+        if isinstance(row.get("stage"), str):
+            print(f"  stage:    {row['stage']}: {row['stage_why']}")
         print(f"  question: {row['question']}")
         print(f"  gold:     {', '.join(map(str, row['golds'] or []))}")
         print(f"  answer:   {row['prediction']}")
@@ -133,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     sh.add_argument("run", type=Path, help="a run folder: runs/<experiment>/<run>")
     sh.add_argument("--id", help="one question's id")
     sh.add_argument("--wrong", action="store_true", help="only questions a scorer marked wrong")
+    sh.add_argument(
+        "--stage",
+        choices=FAILURE_STAGES,
+        help="only the wrong answers lost at this stage (docs/failure_stages.md)",
+    )
     sh.add_argument("--calls", action="store_true", help="every model call with its messages")
     sh.add_argument(
         "--ingest", action="store_true", help="the writer's calls while the memory was built"
@@ -157,7 +182,12 @@ def main(argv: list[str] | None = None) -> int:
             return show_ingest(args.run, limit=args.chars)
         if args.command == "show":
             return show(
-                args.run, only=args.id, wrong=args.wrong, calls=args.calls, limit=args.chars
+                args.run,
+                only=args.id,
+                wrong=args.wrong,
+                calls=args.calls,
+                limit=args.chars,
+                stage=args.stage,
             )
         if args.command == "export":
             exported = export_runs(

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchmarks.results.records import (
+    Failure,
     Manifest,
     Prediction,
     Record,
@@ -44,7 +45,7 @@ SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 PROFILE_ROLES = ("llm", "embedder", "judge")
 BENCH_META = ("_target_", "name")
 # the records an export carries; `attempts`: what each attempt on the run's folder paid
-EXPORTED = ("predictions", "scores", "samples", "attempts")
+EXPORTED = ("predictions", "scores", "samples", "stages", "attempts")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # an unfinished ingest's progress, a finished ingest's record (wall time, calls and tokens by
@@ -297,6 +298,7 @@ def load_runs(
         predictions = {p.id: p for p in read_typed(folder, "predictions", Prediction)}
         # the last line per id wins
         samples = {s.id: s for s in read_typed(folder, "samples", Sample)}
+        stages = {f.id: f for f in read_typed(folder, "stages", Failure)}
         scores = read_typed(folder, "scores", Score)
         if not scores and _read_only(folder):  # run.answer=false: its questions are its reads
             scores = [Score(id=i) for i in predictions]
@@ -317,6 +319,10 @@ def load_runs(
             for scorer, fields in score.scorers.items():
                 if isinstance(fields, dict):
                     row.update({f"{scorer}.{k}": v for k, v in fields.items()})
+            if stages:  # the benchmark attributes its failures: None for a right answer
+                failure = stages.get(score.id)
+                row["stage"] = failure.stage if failure else None
+                row["stage_why"] = failure.why if failure else None
             sample = samples.get(score.id)
             if sample is not None:
                 context: Mapping[str, Any] = sample.context or {}

@@ -207,6 +207,22 @@ class Sample(Record):
     calls: list[dict[str, Any]] | None = None
 
 
+#: where a wrong answer was lost, in the order the answer passes them (docs/failure_stages.md)
+FAILURE_STAGES = ("write", "route", "retrieval", "stale", "reader", "judge", "unattributed")
+
+
+@dataclass(slots=True, kw_only=True)
+class Failure(Record):
+    """Where one wrong answer was lost (stages.jsonl): a `FAILURE_STAGES` name and the fact
+    that decided it, by the benchmark's own rule (its package's ``stages.py``)."""
+
+    required: ClassVar[tuple[str, ...]] = ("id", "stage")
+
+    id: str
+    stage: str
+    why: str = ""
+
+
 @dataclass(slots=True, kw_only=True)
 class Score(Record):
     """One prediction's scores: scores.jsonl. On disk each scorer's fields sit under its name

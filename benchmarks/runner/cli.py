@@ -34,6 +34,7 @@ from benchmarks.models.server import ServerStartError
 from benchmarks.models.usage import UsageMeter
 from benchmarks.results.loader import is_scripted
 from benchmarks.results.records import Manifest, SchemaError, Score, Summary
+from benchmarks.runner.failures import record_failures
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.probe import differing, probe
 from benchmarks.runner.runs import (
@@ -263,6 +264,9 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         figures: dict[str, Any] = {}
         if on_scored is not None and not read_only:
             figures = on_scored(run.path, predictions, scores, resolved)
+        stage_rule = getattr(bench, "failure_stage", None)  # where wrong answers were lost
+        if stage_rule is not None and not read_only:
+            figures = {**figures, "failure_stages": record_failures(run, stage_rule)}
         earlier_attempts = run.attempts.read()
         earlier = UsageMeter()
         for attempt in earlier_attempts:

@@ -28,6 +28,7 @@ from benchmarks.results.identity import config_hash, sha256_text
 
 # the records' types: the runner writes through them, the loader reads through the same
 from benchmarks.results.records import (
+    Failure,
     GitState,
     Manifest,
     Prediction,
@@ -187,6 +188,8 @@ class RunFolder:
         self.scores = RecordLines(path / "scores.jsonl", Score)
         # what the reader saw, per question: the arm's read and every model call it caused
         self.samples = RecordLines(path / SAMPLES_FILE, Sample)
+        # where each wrong answer was lost, when the benchmark can tell (`failures`)
+        self.failures = RecordLines(path / "stages.jsonl", Failure)
         # every attempt on this folder, stopped or completed, with what it paid (`stopped.json`
         # is the latest stop): a resumed run's own meter counts only its last attempt
         self.attempts = JsonLines(path / "attempts.jsonl", required=("outcome",))

@@ -1,0 +1,177 @@
+"""Where the wrong answers of exported runs were lost, from their files alone (no model call).
+
+Each run whose benchmark has a stage rule (its class's ``failure_stage``; the runner applies
+it after every scoring) gets what the runner would have written: stages.jsonl.gz and
+summary.json's ``failure_stages``. One breakdown covers every current run (a measurement
+section of the report): results/failure_stages/failure_stages.{md,csv}, a row per run (arm and
+benchmark cell) with its answered and wrong questions and the wrong ones per stage.
+docs/failure_stages.md defines the stages.
+
+    python -m benchmarks.reports.failures [--runs results/runs] [--out results] [--check]
+    pmem-results show results/runs/table6/<run> --stage stale     # the cases of one stage
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchmarks.reports.document import named
+from benchmarks.results.loader import read_summary, read_typed
+from benchmarks.results.records import (
+    FAILURE_STAGES,
+    SCHEMA_KEY,
+    Failure,
+    Prediction,
+    Sample,
+    Score,
+)
+from benchmarks.runner.currency import what_changed
+from benchmarks.runner.failures import StageRule, attempts_of, attribute, stage_counts
+
+STAGES_FILE = "stages.jsonl.gz"
+TABLE = "failure_stages"  # results/<TABLE>/<TABLE>.md: a measurement section of the report
+
+
+def rule_of(folder: Path) -> StageRule | None:
+    """The stage rule of the benchmark a run folder's manifest names, or None (none declared,
+    or the class cannot be imported here)."""
+    try:
+        config = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["config"]
+        module, _, name = config["benchmark"]["_target_"].rpartition(".")
+        benchmark = getattr(importlib.import_module(module), name)
+    except (OSError, ValueError, KeyError, TypeError, ImportError, AttributeError):
+        return None
+    return getattr(benchmark, "failure_stage", None)
+
+
+def attribute_folder(folder: Path, rule: StageRule) -> tuple[list[Failure], dict[str, Any]]:
+    """A run folder's failures and their counts, from its records."""
+    attempts = attempts_of(
+        read_typed(folder, "predictions", Prediction),
+        read_typed(folder, "samples", Sample),
+        read_typed(folder, "scores", Score),
+    )
+    failures = attribute(rule, attempts)
+    return failures, stage_counts(failures, len(attempts))
+
+
+def _stages_bytes(failures: list[Failure]) -> bytes:
+    text = "".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in failures)
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def _summary_with(folder: Path, counts: dict[str, Any]) -> str:
+    """summary.json with `counts` where the runner writes them (among the benchmark's figures),
+    every other key and its order as they are."""
+    raw = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_summary(folder)
+    summary.extra = {**summary.extra, "failure_stages": counts}
+    data = summary.to_json()
+    if SCHEMA_KEY not in raw:  # a record from before versions: leave it as it was written
+        data.pop(SCHEMA_KEY)
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def attributed_runs(runs: Path) -> list[tuple[str, Path, StageRule]]:
+    """(experiment, folder, rule) of every finished, current run whose benchmark has a rule."""
+    out = []
+    for summary in sorted(runs.glob("*/*/summary.json")):
+        folder = summary.parent
+        rule = rule_of(folder)
+        if rule is not None and not what_changed(folder):
+            out.append((folder.parent.name, folder, rule))
+    return out
+
+
+def _cell(folder: Path) -> str:
+    config = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["config"]
+    return str(config["benchmark"].get("name") or folder.name.split("__")[1])
+
+
+def _arm(folder: Path) -> str:
+    return folder.name.split("__")[0]
+
+
+def breakdown(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["experiment", "arm", "benchmark", "answered", "wrong",
+                                     *FAILURE_STAGES])  # fmt: skip
+    return df.sort_values(["experiment", "benchmark", "arm"], kind="stable").reset_index(drop=True)
+
+
+def build(runs: Path, out: Path, *, write_runs: bool) -> str:
+    """Attribute every run and write the breakdown under `out`/failure_stages; with
+    `write_runs`, each run folder's stages file and summary count too. Returns the markdown."""
+    rows = []
+    for experiment, folder, rule in attributed_runs(runs):
+        failures, counts = attribute_folder(folder, rule)
+        if write_runs:
+            (folder / STAGES_FILE).write_bytes(_stages_bytes(failures))
+            (folder / "summary.json").write_text(_summary_with(folder, counts), encoding="utf-8")
+        rows.append(
+            {"experiment": experiment, "arm": _arm(folder), "benchmark": _cell(folder),
+             "answered": counts["answered"], "wrong": counts["wrong"], **counts["by_stage"]}
+        )  # fmt: skip
+    df = breakdown(rows)
+    md = (
+        "# Where the wrong answers were lost\n\n"
+        "Every wrong answer of the committed runs whose benchmark attributes failures, by the "
+        "first stage that lost it (docs/failure_stages.md defines each per benchmark): "
+        "`pmem-results show results/runs/<experiment>/<run> --stage <stage>` lists its cases.\n\n"
+        + named(df).to_markdown(index=False)
+    )
+    folder = out / TABLE
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{TABLE}.md").write_text(md + "\n", encoding="utf-8")
+    df.to_csv(folder / f"{TABLE}.csv", index=False)
+    return md
+
+
+def check(runs: Path, out: Path) -> tuple[bool, str]:
+    """Whether every run's stages and counts, and the committed breakdown, are what the rules
+    give on the runs' records."""
+    for _, folder, rule in attributed_runs(runs):
+        failures, counts = attribute_folder(folder, rule)
+        stages = folder / STAGES_FILE
+        if not stages.exists() or gzip.decompress(stages.read_bytes()) != gzip.decompress(
+            _stages_bytes(failures)
+        ):
+            return False, f"{stages} is not what the rule gives: python -m {__spec__.name}"
+        if json.loads((folder / "summary.json").read_text()).get("failure_stages") != counts:
+            return False, f"{folder}/summary.json's failure_stages are not the rule's counts"
+    with tempfile.TemporaryDirectory() as scratch:
+        build(runs, Path(scratch), write_runs=False)
+        for suffix in (".md", ".csv"):
+            theirs, ours = out / TABLE / f"{TABLE}{suffix}", Path(scratch) / TABLE
+            if not theirs.exists() or theirs.read_bytes() != (ours / theirs.name).read_bytes():
+                return False, f"{theirs} is not what {runs} gives: python -m {__spec__.name}"
+    return True, f"every wrong answer under {runs} carries its rule's stage"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.reports.failures", description=__doc__.splitlines()[0]
+    )
+    p.add_argument("--runs", type=Path, default=Path("results/runs"))
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 unless current")
+    args = p.parse_args(argv)
+    if args.check:
+        ok, why = check(args.runs, args.out)
+        print(f"failure stages: {'ok' if ok else 'NOT BACKED'}: {why}")
+        return 0 if ok else 1
+    print(build(args.runs, args.out, write_runs=True))
+    print(f"\nwrote {args.out / TABLE}/{TABLE}.md and .csv", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

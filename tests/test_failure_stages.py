@@ -1,0 +1,143 @@
+"""Where a wrong answer was lost: ALFWorld-Revision's stage rule on attempts built by hand (one
+per stage), on generated attempts (a right answer has no stage, a wrong one exactly one), and on
+the committed runs (every wrong answer carries the stage the rule gives; `show --stage`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks.alfworld_revision.stages import failure_stage, needed_events
+from benchmarks.reports import failures as report
+from benchmarks.results import load_runs
+from benchmarks.results.__main__ import main as results_main
+from benchmarks.runner.failures import FAILURE_STAGES, Attempt, attribute, stage_counts
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAIN = ["c-e00", "c-e03", "c-e07"]  # the record, then two updates: now in "drawer 2"
+META = {
+    "probe": "chains",
+    "phase": "final",
+    "expect": "value",
+    "object": "mug",
+    "target_event_ids": CHAIN,
+    "target_locations": ["shelf 1", "desk 1", "drawer 2"],
+}
+
+
+def location(outcome: str) -> dict[str, Any]:
+    return {"location": {"correct": outcome == "correct", "stale": outcome == "stale",
+                         "outcome": outcome}}  # fmt: skip
+
+
+def cell(value: str | None, reached: int = 3, routed: int = 3, home: int = 1) -> dict[str, Any]:
+    return {"cell_value": value, "cell_status": "active" if value else "empty",
+            "events_routed": routed, "events_reached_cell": reached,
+            "question_reached_cell": home}  # fmt: skip
+
+
+def attempt(answer: str, outcome: str, **fields: Any) -> Attempt:
+    return Attempt(id="c", question="where is the mug now?", golds=("drawer 2",),
+                   prediction=answer, question_meta=fields.pop("meta", META),
+                   scores=location(outcome), **fields)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (attempt("drawer 2", "correct", read_meta=cell("drawer 2")), None),
+        (attempt("desk 1", "stale", read_meta=cell("desk 1")), "write"),
+        (attempt("nothing", "other", read_meta=cell(None)), "write"),
+        (attempt("desk 1", "stale", read_meta=cell("desk 1", reached=2)), "route"),
+        (attempt("nowhere", "other", read_meta=cell(None, home=0)), "route"),
+        (attempt("desk 1", "stale", read_meta=cell("drawer 2")), "stale"),
+        (attempt("drawer", "other", read_meta=cell("drawer 2")), "reader"),
+        (attempt("desk 1", "stale", read_ids=("c-e00", "c-e03")), "retrieval"),
+        (attempt("desk 1", "stale", read_ids=tuple(CHAIN)), "stale"),
+        (attempt("drawer 2 or desk 1", "hedged", read_ids=tuple(CHAIN)), "reader"),
+        (attempt("desk 1", "stale"), "unattributed"),  # no sample log: no read to look at
+        (attempt("desk 1", "stale", read_text="The mug is in desk 1.",
+                 read_meta={"introspection": {"facts": [{"text": "The mug is in desk 1.",
+                                                         "valid": True}]}}), "write"),
+        (attempt("desk 1", "stale", read_text="The mug is in desk 1.",
+                 read_meta={"introspection": {"facts": [{"text": "Mug: drawer 2",
+                                                         "valid": True}]}}), "retrieval"),
+    ],
+)  # fmt: skip
+def test_each_stage_is_reached_by_its_case(case: Attempt, expected: str | None) -> None:
+    found = failure_stage(case)
+    assert (found and found[0]) == expected, found
+
+
+def test_a_conflict_the_store_did_not_hold_open_is_a_write_failure() -> None:
+    meta = {**META, "expect": "conflict", "candidates": ["desk 1", "drawer 2"]}
+    flagged = {"flagged": {"correct": False, "one_sided": True}}
+    committed = Attempt(
+        "c-pre", "q", ("desk 1", "drawer 2"), "desk 1", meta,
+        "[mug.location] desk 1", ("mug.location",), cell("desk 1"), flagged,
+    )  # fmt: skip
+    assert failure_stage(committed) == (
+        "write",
+        "every event reached the cell, which holds 'desk 1', not desk 1 or drawer 2",
+    )
+    held = {**cell("desk 1"), "cell_status": "contested"}
+    shown = "[mug.location] desk 1 (contested: drawer 2)"
+    read_both = Attempt("c-pre", "q", ("desk 1", "drawer 2"), "desk 1", meta, shown,
+                        ("mug.location",), held, flagged)  # fmt: skip
+    assert failure_stage(read_both)[0] == "reader"  # type: ignore[index]
+
+
+def test_the_events_an_answer_needs_follow_the_probe() -> None:
+    assert needed_events(META) == ["c-e07"]
+    retraction = {**META, "probe": "retraction"}
+    assert needed_events(retraction) == CHAIN
+    assert needed_events({**retraction, "phase": "pre_retraction"}) == ["c-e03"]
+    assert needed_events({**META, "expect": "conflict"}) == CHAIN[:2]
+
+
+outcomes = st.sampled_from(["correct", "hedged", "stale", "distractor", "other"])
+reads = st.one_of(
+    st.builds(cell, st.sampled_from([None, "drawer 2", "desk 1", "shelf 1"]),
+              st.integers(0, 3), st.just(3), st.integers(0, 1)),
+    st.fixed_dictionaries({"introspection": st.fixed_dictionaries(
+        {"facts": st.lists(st.fixed_dictionaries(
+            {"text": st.sampled_from(["mug: drawer 2", "mug: desk 1"]), "valid": st.booleans()}),
+            max_size=3)})}),
+    st.just({}),
+)  # fmt: skip
+
+
+@given(outcomes, reads, st.none() | st.lists(st.sampled_from(CHAIN), unique=True).map(tuple))
+def test_a_right_answer_has_no_stage_and_a_wrong_one_exactly_one(
+    outcome: str, read: dict[str, Any], ids: tuple[str, ...] | None
+) -> None:
+    case = attempt("x", outcome, read_meta=read, read_ids=ids, read_text="mug: drawer 2")
+    found = failure_stage(case)
+    assert (found is None) == (outcome == "correct")
+    if found is not None:
+        assert found[0] in FAILURE_STAGES and found[1]
+    counts = stage_counts(attribute(failure_stage, [case]), 1)
+    assert counts["wrong"] == sum(counts["by_stage"].values()) == int(found is not None)
+
+
+def test_every_wrong_answer_of_the_committed_runs_carries_its_stage() -> None:
+    ok, why = report.check(ROOT / "results/runs", ROOT / "results")
+    assert ok, why
+    df = load_runs(ROOT / "results/runs", "table6")
+    wrong = df[~df["location.correct"].astype(bool)]
+    assert len(wrong) and wrong["stage"].isin(FAILURE_STAGES).all()
+    assert df[df["location.correct"].astype(bool)]["stage"].isna().all()
+
+
+def test_show_lists_the_cases_of_one_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    run = next((ROOT / "results/runs/table6").glob("raw_topk__alfrev-L8__*"))
+    assert results_main(["show", str(run), "--stage", "stale", "--chars", "80"]) == 0
+    out = capsys.readouterr().out
+    shown = out.count("  stage:    stale: ")
+    assert shown == out.count("\n── ") + out.startswith("── ") and shown >= 10
+    assert results_main(["show", str(run), "--stage", "write"]) == 0
+    assert "stage:" not in capsys.readouterr().out
