@@ -129,6 +129,13 @@ class State:
             raise ValueError(f"its key {e.key!r} is not a non-empty one-line string")
         if isinstance(e.body, dict):
             _check_body(e.op, e.body)
+            # links the store's own writes only make to what the log already holds
+            for eid in e.body.get("evidence", ()):
+                if eid not in self.evidence:
+                    raise ValueError(f"its evidence {eid!r} is no observation recorded before it")
+            cited = e.body.get("version") if e.op == "cite" else None
+            if cited is not None and cited not in self.versions:
+                raise ValueError(f"it cites {cited!r}, which no entry before it created")
         self.last_at = e.at
         if e.op in _TYPED:
             self.operations[f"op{e.seq}"] = e.op
