@@ -4,6 +4,9 @@ the committed runs (every wrong answer carries the stage the rule gives; `show -
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.alfworld_revision.stages import failure_stage, needed_events
+from benchmarks.factconsolidation.stages import failure_stage as fc_stage
 from benchmarks.reports import failures as report
 from benchmarks.results import load_runs
 from benchmarks.results.__main__ import main as results_main
+from benchmarks.results.loader import frontiers
 from benchmarks.runner.failures import FAILURE_STAGES, Attempt, attribute, stage_counts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,3 +146,67 @@ def test_show_lists_the_cases_of_one_stage(capsys: pytest.CaptureFixture[str]) -
     assert shown == out.count("\n── ") + out.startswith("── ") and shown >= 10
     assert results_main(["show", str(run), "--stage", "write"]) == 0
     assert "stage:" not in capsys.readouterr().out
+
+
+def fc(answer: str, correct: bool, **fields: Any) -> Attempt:
+    meta = {"hop": "single", "key": ["goaltender", "sport"], "current": "pesäpallo",
+            "superseded": ["ice hockey"], "stale_scoreable": True}  # fmt: skip
+    scores = {"substring": {"correct": correct}, "stale": {"stale": fields.pop("stale", False)}}
+    return Attempt("q", "Which sport is goaltender associated with?", ("pesäpallo",), answer,
+                   meta, scores=scores, **fields)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (fc("pesäpallo", True, read_text="x"), None),
+        (fc("ice hockey", False, read_text="goaltender: pesäpallo",
+            memory=(("goaltender_sport", "ice hockey"), ("pesapallo_club", "pesäpallo"))),
+         "write"),  # the gold sits only under another subject's key
+        (fc("ice hockey", False, read_text="goaltender: ice hockey",
+            memory=(("goaltender_sport", "pesäpallo"),)), "retrieval"),
+        (fc("ice hockey", False, stale=True, read_text="goaltender: pesäpallo, ice hockey",
+            memory=(("goaltender_sport", "pesäpallo"),)), "stale"),
+        (fc("football", False, read_text="The goaltender plays pesäpallo."), "reader"),
+        (fc("football", False), "unattributed"),
+    ],
+)  # fmt: skip
+def test_factconsolidation_stages_follow_the_gold_state(
+    case: Attempt, expected: str | None
+) -> None:
+    found = fc_stage(case)
+    assert (found and found[0]) == expected, found
+
+
+def test_an_oracle_writer_never_loses_an_answer_at_write() -> None:
+    """The template-oracle writer stores every gold fact: a write stage there would be the
+    rule's error, not the writer's."""
+    df = load_runs(ROOT / "results/runs", "table7")
+    oracle = df[df["arm"].str.startswith("pmem_state_oracle")]
+    assert len(oracle) and oracle["stage"].notna().any()
+    assert not (oracle["stage"] == "write").any()
+    assert (df[df["arm"] == "pmem_state"]["stage"] == "write").any()
+
+
+def test_the_runner_attributes_a_state_run_with_its_store(tmp_path: Path) -> None:
+    """After scoring, the runner writes stages.jsonl and summary.json's counts, and a state
+    arm's rule sees the store's current cells (its snapshot's frontier, by episode)."""
+    root = tmp_path / "runs"
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner", "experiment=table7",
+         "arm=pmem_state_oracle", "run.limit=3", f"run.root={root}", "llm=scripted",
+         "embedder=scripted", "run.progress=false"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    (folder,) = (root / "table7").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    counts = summary["failure_stages"]
+    correct = summary["scores"]["substring"]["correct"]
+    assert counts["answered"] == 3 and counts["wrong"] == 3 - correct
+    assert counts["wrong"] == sum(counts["by_stage"].values())
+    lines = (folder / "stages.jsonl").read_text().splitlines()
+    assert len(lines) == counts["wrong"]
+    episodes = {json.loads(p)["episode"] for p in (folder / "predictions.jsonl").open()}
+    memories = frontiers(folder)
+    assert episodes <= set(memories) and all(memories[e] for e in episodes)

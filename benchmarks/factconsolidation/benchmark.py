@@ -26,6 +26,7 @@ from benchmarks.factconsolidation.prompts import (
     SYSTEM_MESSAGE,
     TIME_STAMP,
 )
+from benchmarks.factconsolidation.stages import failure_stage
 from benchmarks.runner.types import Episode, Event, Question
 
 __all__ = ["FactConsolidation"]
@@ -112,6 +113,10 @@ class FactConsolidation:
             {"role": "system", "content": SYSTEM_MESSAGE},
             {"role": "user", "content": memorized + "\n" + query},
         ]
+
+    #: where a wrong answer was lost, from the gold state (a static rule: exported runs are
+    #: attributed from their files, without loading the data)
+    failure_stage = staticmethod(failure_stage)
 
     def prompts(self) -> dict[str, str]:
         return {

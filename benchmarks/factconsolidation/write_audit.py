@@ -28,8 +28,8 @@ from benchmarks.results.loader import (
     PMEM_META,
     PMEM_STORE,
     NoRuns,
+    frontier_cells,
     is_scripted,
-    jsonl_text,
 )
 from benchmarks.scoring.rules import normalize_answer
 from pmem import Memory
@@ -102,10 +102,9 @@ def snapshot_cells(snapshot: Path) -> list[tuple[str, str]]:
     """A state snapshot's current cells as (key, value), in order of first arrival: its
     frontier records (frontier.jsonl in a run folder, .jsonl.gz in the export), else, for a
     run from before they were written, its store opened by the library."""
-    text = jsonl_text(snapshot, FRONTIER)
-    if text is not None:  # every line a cell: a damaged one raises rather than drop a cell
-        records = map(json.loads, filter(str.strip, text.split("\n")))
-        return [(r["key"], r["value"]) for r in records]
+    cells = frontier_cells(snapshot)
+    if cells is not None:
+        return cells
     if not (snapshot / PMEM_STORE).exists():
         raise FileNotFoundError(f"{snapshot}: neither {FRONTIER}.jsonl(.gz) nor {PMEM_STORE}")
     with Memory(snapshot / PMEM_STORE) as memory:

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports.document import named
-from benchmarks.results.loader import read_summary, read_typed
+from benchmarks.results.loader import frontiers, read_summary, read_typed
 from benchmarks.results.records import (
     FAILURE_STAGES,
     SCHEMA_KEY,
@@ -59,6 +59,7 @@ def attribute_folder(folder: Path, rule: StageRule) -> tuple[list[Failure], dict
         read_typed(folder, "predictions", Prediction),
         read_typed(folder, "samples", Sample),
         read_typed(folder, "scores", Score),
+        frontiers(folder),
     )
     failures = attribute(rule, attempts)
     return failures, stage_counts(failures, len(attempts))

@@ -160,6 +160,27 @@ def jsonl_text(folder: Path, name: str) -> str | None:
     return path.read_text(encoding="utf-8")
 
 
+def frontier_cells(snapshot: Path) -> list[tuple[str, str]] | None:
+    """A state snapshot's current cells as (key, value), in order of first arrival, from its
+    frontier records (frontier.jsonl in a run folder, .jsonl.gz in the export); None when it
+    has none. Every line is a cell: a damaged one raises rather than drop a cell."""
+    text = jsonl_text(snapshot, FRONTIER)
+    if text is None:
+        return None
+    records = map(json.loads, filter(str.strip, text.split("\n")))
+    return [(r["key"], r["value"]) for r in records]
+
+
+def frontiers(folder: Path) -> dict[str, list[tuple[str, str]]]:
+    """Every snapshot's current cells by episode id (the snapshot's folder name)."""
+    out = {}
+    for snapshot in sorted(p for p in (folder / "snapshots").glob("*") if p.is_dir()):
+        cells = frontier_cells(snapshot)
+        if cells is not None:
+            out[snapshot.name] = cells
+    return out
+
+
 def read_records(folder: Path, name: str) -> list[dict[str, Any]]:
     """A run's `<name>.jsonl` (or the export's `<name>.jsonl.gz`) as JSON; [] when it has none.
     Lines that are not records are skipped here (the runner sets them aside when it resumes); a

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.results.loader import frontiers
 from benchmarks.results.records import FAILURE_STAGES, Failure, Prediction, Sample, Score
 from benchmarks.runner.runs import RunFolder
 
@@ -35,7 +36,9 @@ class Attempt:
 
     `read_text` / `read_ids` are None when the run kept no sample log; `read_meta` is what the
     arm reported about its read (a cell's value and retained values, a peer's introspected
-    store, a retriever's coverage); `scores` holds each scorer's fields by scorer name."""
+    store, a retriever's coverage); `scores` holds each scorer's fields by scorer name;
+    `memory` is what a state arm's store held as current after the history, (key, value) per
+    cell, or None when the arm keeps no such store."""
 
     id: str
     question: str
@@ -46,6 +49,7 @@ class Attempt:
     read_ids: tuple[str, ...] | None = None
     read_meta: Mapping[str, Any] = field(default_factory=dict)
     scores: Mapping[str, Any] = field(default_factory=dict)
+    memory: tuple[tuple[str, str], ...] | None = None
 
 
 #: a benchmark's rule: None for a right answer, else (stage, why)
@@ -53,9 +57,14 @@ StageRule = Callable[[Attempt], "tuple[str, str] | None"]
 
 
 def attempts_of(
-    predictions: Iterable[Prediction], samples: Iterable[Sample], scores: Iterable[Score]
+    predictions: Iterable[Prediction],
+    samples: Iterable[Sample],
+    scores: Iterable[Score],
+    memories: Mapping[str, Sequence[tuple[str, str]]] | None = None,
 ) -> list[Attempt]:
-    """The attempts of a run's records, one per scored question (the last line per id)."""
+    """The attempts of a run's records, one per scored question (the last line per id);
+    `memories`: a state arm's current cells by episode (`frontiers`)."""
+    memories = memories or {}
     by_id = {p.id: p for p in predictions}
     reads = {s.id: s.context for s in samples if s.context is not None}
     out = []
@@ -64,6 +73,7 @@ def attempts_of(
         if p is None or p.prediction is None:
             continue  # a read-only run's reads: nothing was answered
         read = reads.get(score.id)
+        cells = memories.get(p.episode or "")
         out.append(
             Attempt(
                 id=score.id,
@@ -75,6 +85,7 @@ def attempts_of(
                 read_ids=tuple(read.get("ids") or ()) if read else None,
                 read_meta=p.context_meta or {},
                 scores=score.scorers,
+                memory=tuple((k, v) for k, v in cells) if cells is not None else None,
             )
         )
     return sorted(out, key=lambda a: a.id)
@@ -108,7 +119,9 @@ def stage_counts(failures: Iterable[Failure], answered: int) -> dict[str, Any]:
 def record_failures(run: RunFolder, rule: StageRule) -> dict[str, Any]:
     """Attribute a scored run's wrong answers: stages.jsonl rewritten whole, and the counts
     summary.json carries (`stage_counts`)."""
-    attempts = attempts_of(run.predictions.read(), run.samples.read(), run.scores.read())
+    attempts = attempts_of(
+        run.predictions.read(), run.samples.read(), run.scores.read(), frontiers(run.path)
+    )
     failures = attribute(rule, attempts)
     run.failures.rewrite(failures)
     return stage_counts(failures, len(attempts))
