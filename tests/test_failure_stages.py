@@ -4,6 +4,7 @@ the committed runs (every wrong answer carries the stage the rule gives; `show -
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -16,11 +17,13 @@ from hypothesis import strategies as st
 
 from benchmarks.alfworld_revision.stages import failure_stage, needed_events
 from benchmarks.factconsolidation.stages import failure_stage as fc_stage
+from benchmarks.longmemeval.stages import failure_stage as lme_stage
 from benchmarks.reports import failures as report
 from benchmarks.results import load_runs
 from benchmarks.results.__main__ import main as results_main
 from benchmarks.results.loader import frontiers
 from benchmarks.runner.failures import FAILURE_STAGES, Attempt, attribute, stage_counts
+from benchmarks.scoring import hand_verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAIN = ["c-e00", "c-e03", "c-e07"]  # the record, then two updates: now in "drawer 2"
@@ -210,3 +213,45 @@ def test_the_runner_attributes_a_state_run_with_its_store(tmp_path: Path) -> Non
     episodes = {json.loads(p)["episode"] for p in (folder / "predictions.jsonl").open()}
     memories = frontiers(folder)
     assert episodes <= set(memories) and all(memories[e] for e in episodes)
+
+
+def _wrong_by_hand() -> tuple[str, str]:
+    """(question id, answer) of an answer read by hand as wrong."""
+    with hand_verdicts.LONGMEMEVAL_LOCAL.open(newline="", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["verdict"] == "wrong")
+    return row["question_id"], row["answer"]
+
+
+HAND = _wrong_by_hand()
+
+
+def lme(answer: str, correct: bool, read: str | None, **fields: Any) -> Attempt:
+    evidence = [{"content": "I moved to Lisbon last spring and love the tram rides.",
+                 "role": "user", "session_id": "answer_1", "turn_index": 0}]  # fmt: skip
+    meta = {"question_id": fields.pop("qid", "q1"), "question_type": "knowledge-update",
+            "evidence": evidence, "abstention": fields.pop("abstention", False)}  # fmt: skip
+    judge = {"judge": {"correct": correct, "template": "knowledge-update", "reply": "no"}}
+    return Attempt("q1", "Where do I live?", ("Lisbon",), answer, meta, read_text=read,
+                   scores=judge, **fields)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        (lme("Lisbon", True, "user: I moved to Lisbon last spring"), None),
+        (lme(HAND[1], True, "x", qid=HAND[0]), "judge"),  # credited; wrong by hand
+        (lme("Porto", False, "user: I moved to Lisbon last spring and love the tram rides."),
+         "reader"),
+        (lme("Porto", False, "[2023/05/01 (Mon) 10:00] user: I like trains."), "retrieval"),
+        (lme("Porto", False, ""), "retrieval"),
+        (lme("Porto", False, "", read_meta={"memories": 0}), "write"),
+        (lme("Porto", False, "Tracked state:\nhome_city: Porto"), "unattributed"),
+        (lme("Porto", False, "user: hi", abstention=True), "reader"),
+        (lme("Porto", False, None), "unattributed"),
+    ],
+)  # fmt: skip
+def test_longmemeval_stages_follow_the_evidence_and_the_hand_verdicts(
+    case: Attempt, expected: str | None
+) -> None:
+    found = lme_stage(case)
+    assert (found and found[0]) == expected, found

@@ -25,6 +25,7 @@ from benchmarks.longmemeval.loader import (
 )
 from benchmarks.longmemeval.prompts import JUDGE_TEMPLATES, READING_TEMPLATES
 from benchmarks.longmemeval.schema import QUESTION_TYPES, Instance
+from benchmarks.longmemeval.stages import failure_stage
 from benchmarks.runner.types import Episode, Question
 
 __all__ = ["LongMemEval"]
@@ -106,6 +107,10 @@ class LongMemEval:
         date = question.meta.get("question_date") or question.at or ""
         prompt = READING_TEMPLATES[self.reading].format(context, date, question.text)
         return [{"role": "user", "content": prompt}]
+
+    #: where a wrong answer was lost, from the evidence sessions and the hand verdicts (a
+    #: static rule: exported runs are attributed from their files, without loading the data)
+    failure_stage = staticmethod(failure_stage)
 
     def prompts(self) -> dict[str, str]:
         """The prompts hashed with the run: the reading prompt and the official judge's."""

@@ -87,6 +87,8 @@ def attributed_runs(runs: Path) -> list[tuple[str, Path, StageRule]]:
     out = []
     for summary in sorted(runs.glob("*/*/summary.json")):
         folder = summary.parent
+        if json.loads(summary.read_text(encoding="utf-8")).get("read_only"):
+            continue  # it recorded reads only: nothing was answered
         rule = rule_of(folder)
         if rule is not None and not what_changed(folder):
             out.append((folder.parent.name, folder, rule))
@@ -102,10 +104,17 @@ def _arm(folder: Path) -> str:
     return folder.name.split("__")[0]
 
 
+def _config(folder: Path) -> str:
+    """The run's config hash (its folder name's last part): one arm may run one benchmark in
+    several configurations (data files, variants)."""
+    return folder.name.rsplit("__", 1)[-1]
+
+
 def breakdown(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=["experiment", "arm", "benchmark", "answered", "wrong",
-                                     *FAILURE_STAGES])  # fmt: skip
-    return df.sort_values(["experiment", "benchmark", "arm"], kind="stable").reset_index(drop=True)
+    df = pd.DataFrame(rows, columns=["experiment", "arm", "benchmark", "config", "answered",
+                                     "wrong", *FAILURE_STAGES])  # fmt: skip
+    order = ["experiment", "benchmark", "arm", "config"]
+    return df.sort_values(order, kind="stable").reset_index(drop=True)
 
 
 def build(runs: Path, out: Path, *, write_runs: bool) -> str:
@@ -119,7 +128,8 @@ def build(runs: Path, out: Path, *, write_runs: bool) -> str:
             (folder / "summary.json").write_text(_summary_with(folder, counts), encoding="utf-8")
         rows.append(
             {"experiment": experiment, "arm": _arm(folder), "benchmark": _cell(folder),
-             "answered": counts["answered"], "wrong": counts["wrong"], **counts["by_stage"]}
+             "config": _config(folder), "answered": counts["answered"],
+             "wrong": counts["wrong"], **counts["by_stage"]}
         )  # fmt: skip
     df = breakdown(rows)
     md = (
