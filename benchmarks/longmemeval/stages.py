@@ -68,7 +68,7 @@ def failure_stage(attempt: Attempt) -> tuple[str, str] | None:
     if hand is not None and hand.correct != judged["correct"]:
         said = "accepted" if judged["correct"] else "rejected"
         return "judge", f"the judge {said} it; by hand: {hand.reason}"
-    if (hand.correct if hand is not None else judged["correct"]):
+    if hand.correct if hand is not None else judged["correct"]:
         return None
     read_meta, read = attempt.read_meta, attempt.read_text
     if read is None:
