@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.longmemeval.audit import judge_audit
 from benchmarks.longmemeval.episodes import subsample, to_episode
 from benchmarks.longmemeval.export import judge_model, judge_scorer, write_export
 from benchmarks.longmemeval.hub import VARIANTS, variant_named
@@ -111,6 +112,12 @@ class LongMemEval:
     #: where a wrong answer was lost, from the evidence sessions and the hand verdicts (a
     #: static rule: exported runs are attributed from their files, without loading the data)
     failure_stage = staticmethod(failure_stage)
+
+    async def audit_judge(
+        self, records: Sequence[Mapping[str, Any]], judge: Any
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The run's judge on planted answers (`audit.judge_audit`), after every scoring."""
+        return await judge_audit(records, judge)
 
     def prompts(self) -> dict[str, str]:
         """The prompts hashed with the run: the reading prompt and the official judge's."""

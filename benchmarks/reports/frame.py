@@ -204,8 +204,51 @@ def header(title: str, df: pd.DataFrame, cells: str = INTERVAL_CELLS) -> str:
             built += " **Scripted dry runs: not model results.**"
     return (
         f"# {title}\n\nOur runs: reader/writer `{models}`, embedder `{embedders}`. {cells}"
-        f"{built}{note}\n"
+        f"{built}{judge_audit_line(df)}{note}\n"
     )
+
+
+#: a judge whose false-accept interval reaches above this is flagged in its table's caption
+FALSE_ACCEPT_BOUND = 0.10
+
+
+def judge_audit_line(df: pd.DataFrame) -> str:
+    """What the judge's planted-answer audit says, for a table of judged runs ("" for tables no
+    judge scored): each judge's false-accept and false-reject rates with their intervals, and
+    a warning when the false-accept interval reaches above `FALSE_ACCEPT_BOUND`."""
+    if "profile" not in df.columns or not df["profile"].astype(str).str.contains(", judge ").any():
+        return ""
+    audits = {}
+    for audit in df.get("judge_audit", pd.Series(dtype=object)).dropna():
+        audits.setdefault((audit["judge"], audit["questions"]), audit)
+    if not audits:
+        return (
+            "\n\n**Judge audit:** not recorded for these runs (they predate it; a rerun, or "
+            "`run.rescore=true`, records the judge's verdicts on planted answers)."
+        )
+
+    def rate(r: dict[str, Any] | None) -> str:
+        if not r:
+            return "none planted"
+        low, high = r["ci95"]
+        return (
+            f"{r['errors']} of {r['n']} ({100 * r['rate']:.0f}% [{100 * low:.0f}–{100 * high:.0f}])"
+        )
+
+    lines = []
+    for (judge, questions), audit in sorted(audits.items()):
+        line = (
+            f"\n\n**Judge audit** (`{judge}`, {questions} questions, planted answers): false "
+            f"accepts {rate(audit['false_accept'])}, false rejects {rate(audit['false_reject'])}."
+        )
+        accept = audit["false_accept"]
+        if accept and accept["ci95"][1] > FALSE_ACCEPT_BOUND:
+            line += (
+                f" **This judge may accept wrong answers** (its false-accept interval reaches "
+                f"above {100 * FALSE_ACCEPT_BOUND:.0f}%): read its verdicts with care."
+            )
+        lines.append(line)
+    return "".join(lines)
 
 
 # -- ingest cost (snapshots/*/ingest.json) -----------------------------------------------------

@@ -45,7 +45,7 @@ SCRIPTED_SERVER = "benchmarks.models.scripted.ScriptedServer"
 PROFILE_ROLES = ("llm", "embedder", "judge")
 BENCH_META = ("_target_", "name")
 # the records an export carries; `attempts`: what each attempt on the run's folder paid
-EXPORTED = ("predictions", "scores", "samples", "stages", "attempts")
+EXPORTED = ("predictions", "scores", "samples", "stages", "judge_audit", "attempts")
 CALLS_FILE = "calls.jsonl"  # in each snapshot folder (benchmarks.runner.runs.CALLS_FILE)
 INGEST_CALLS = "ingest_calls"  # the export's one file of every snapshot's calls
 # an unfinished ingest's progress, a finished ingest's record (wall time, calls and tokens by
@@ -269,6 +269,9 @@ def summary_row(experiment: str, folder: Path) -> dict[str, Any]:
             "git_commit": manifest.git.get("commit") if manifest.git else None,
         }
     )
+    # the judge's verdicts on planted answers (benchmarks/longmemeval/audit.py), when recorded
+    if summary.extra.get("judge_audit") is not None:
+        row["judge_audit"] = summary.extra["judge_audit"]
     read = summary.read or {}
     row["mean_chars"] = read.get("mean_chars")
     row["mean_tokens"] = read.get("mean_tokens")

@@ -38,6 +38,7 @@ from benchmarks.runner.failures import record_failures
 from benchmarks.runner.pipeline import answer_stage, arm_class, score_stage, summarize, unique_by_id
 from benchmarks.runner.probe import differing, probe
 from benchmarks.runner.runs import (
+    JUDGE_AUDIT_FILE,
     RedactingFilter,
     RunFolder,
     RunFolderInUse,
@@ -219,6 +220,8 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         stack = ModelStack(resolved, cache, meter, run.logs)
         started = time.perf_counter()
 
+        audit: dict[str, Any] = {}  # the judge's audit, when the benchmark has one
+
         async def stages() -> list[Score]:
             try:
                 if not cfg.run.rescore:
@@ -234,7 +237,13 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
                     )
                 if read_only:
                     return []  # nothing to score: the records hold reads, not answers
-                return await score_stage(run, scorers, stack, progress=cfg.run.progress)
+                rows = await score_stage(run, scorers, stack, progress=cfg.run.progress)
+                auditor = getattr(bench, "audit_judge", None)  # planted answers for the judge
+                if auditor is not None and any("judge" in s.needs for s in scorers.values()):
+                    records = [p.to_json() for p in unique_by_id(run.predictions.read())]
+                    found, cases = await auditor(records, await stack.get("judge"))
+                    audit.update(summary=found, cases=cases)
+                return rows
             finally:
                 await stack.close()
 
@@ -264,6 +273,9 @@ def execute(cfg: DictConfig) -> dict[str, Any]:
         figures: dict[str, Any] = {}
         if on_scored is not None and not read_only:
             figures = on_scored(run.path, predictions, scores, resolved)
+        if audit:
+            run.write_lines(JUDGE_AUDIT_FILE, audit["cases"])
+            figures = {**figures, "judge_audit": audit["summary"]}
         stage_rule = getattr(bench, "failure_stage", None)  # where wrong answers were lost
         if stage_rule is not None and not read_only:
             figures = {**figures, "failure_stages": record_failures(run, stage_rule)}

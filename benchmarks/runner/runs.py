@@ -174,6 +174,7 @@ class RecordLines(Generic[R]):
 
 LOCK_FILE = ".lock"
 SAMPLES_FILE = "samples.jsonl"
+JUDGE_AUDIT_FILE = "judge_audit.jsonl"  # the judge's verdicts on planted answers
 CALLS_FILE = "calls.jsonl"  # in each snapshot: the model calls its ingest made
 
 
@@ -238,6 +239,13 @@ class RunFolder:
     def write_json(self, name: str, payload: dict[str, Any]) -> None:
         tmp = self.path / f".{name}.tmp"
         tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+        os.replace(tmp, self.path / name)
+
+    def write_lines(self, name: str, records: Iterable[dict[str, Any]]) -> None:
+        """A JSON-lines file written whole (replaced atomically)."""
+        tmp = self.path / f".{name}.tmp"
+        text = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+        tmp.write_text(text)
         os.replace(tmp, self.path / name)
 
     def read_json(self, name: str) -> dict[str, Any] | None:
