@@ -4,6 +4,8 @@ judge is caught, a strict one too; Cohen's kappa for two judges."""
 
 from __future__ import annotations
 
+import asyncio
+import gzip
 import json
 import subprocess
 import sys
@@ -16,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks import stats
-from benchmarks.longmemeval.audit import SAMPLE, kappa, plants, rates
+from benchmarks.longmemeval.audit import SAMPLE, audit_runs, kappa, plants, rates
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.reports.frame import judge_audit_line
 
@@ -120,3 +122,30 @@ def test_a_table_caption_flags_a_judge_that_accepts_wrong_answers() -> None:
     unaudited = pd.DataFrame({"profile": [judged]})
     assert "not recorded for these runs" in judge_audit_line(unaudited)
     assert judge_audit_line(pd.DataFrame({"profile": ["model@x, embedder e"]})) == ""
+
+
+def test_an_exported_run_gets_the_audit_its_judge_would_have_recorded(tmp_path: Path) -> None:
+    """A run recorded without an audit is audited by its own judge, from the manifest: the same
+    cases and rates the runner records, written where the runner writes them."""
+    with ScriptedServer(default="yes", models=["scripted", "scripted-judge"]) as s:
+        out = subprocess.run(
+            [sys.executable, "-m", "benchmarks.runner.cli", "experiment=table3",
+             "arm=no_memory", "benchmark.types=null", f"benchmark.path={FIXTURE}",
+             f"run.root={tmp_path / 'runs'}", "run.progress=false", "llm=openai",
+             "llm.model=scripted", f"llm.base_url={s.base_url}", "embedder=scripted",
+             "judge=vllm", "judge.model=scripted-judge", f"judge.base_url={s.base_url}"],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr[-2000:]
+        (exported,) = (tmp_path / "runs" / "table3").iterdir()  # read as an export is read
+        recorded = json.loads((exported / "summary.json").read_text())
+        (exported / "judge_audit.jsonl").unlink()
+        stripped = {k: v for k, v in recorded.items() if k != "judge_audit"}
+        (exported / "summary.json").write_text(json.dumps(stripped, indent=2) + "\n")
+        lines = asyncio.run(audit_runs(exported.parent, tmp_path / "audit-cache.sqlite"))
+    assert len(lines) == 1 and "4 questions" in lines[0]
+    again = json.loads((exported / "summary.json").read_text())
+    assert again["judge_audit"] == recorded["judge_audit"]
+    assert list(again) == list(recorded)  # where the runner puts it
+    cases = gzip.decompress((exported / "judge_audit.jsonl.gz").read_bytes()).splitlines()
+    assert len(cases) == 8
