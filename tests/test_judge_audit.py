@@ -18,7 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks import stats
-from benchmarks.longmemeval.audit import SAMPLE, audit_runs, kappa, plants, rates
+from benchmarks.longmemeval.audit import SAMPLE, kappa, plants, rates
+from benchmarks.longmemeval.audit_runs import audit_runs
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.reports.frame import judge_audit_line
 

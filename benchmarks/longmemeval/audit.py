@@ -10,32 +10,19 @@ depend on the questions only, so two runs on one question set audit the same cas
 
 A superseded value would be a third planted answer; LongMemEval marks none (B.1's values are
 judged themselves), so it is left out. `kappa` gives two judges' agreement on one set of
-predictions. Runs exported before the audit get it from their own judge, started as the run
-started it (its calls through the response cache):
-
-    python -m benchmarks.longmemeval.audit results/runs/longmemeval_local [--cache FILE]
+predictions. Runs exported before the audit get it from `audit_runs`.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import gzip
-import json
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from benchmarks import stats
-from benchmarks.longmemeval.export import judge_scorer
 from benchmarks.longmemeval.judge import _judge_id, official_verdict
-from benchmarks.models.cache import ResponseCache
-from benchmarks.models.usage import UsageMeter
-from benchmarks.results.loader import read_summary, read_typed
-from benchmarks.results.records import SCHEMA_KEY, Prediction
-from benchmarks.runner.stack import ModelStack
 
 __all__ = ["SAMPLE", "SEED", "Plant", "judge_audit", "kappa", "plants", "rates"]
 
@@ -119,8 +106,15 @@ async def judge_audit(
                 "template": template,
             }
         )
-    questions = len({p.question_id for p, _ in verdicts})
-    summary = {"judge": _judge_id(judge), "questions": questions, "seed": seed, **rates(verdicts)}
+    audited = sorted({p.question_id for p, _ in verdicts})
+    summary = {
+        "judge": _judge_id(judge),
+        "questions": len(audited),
+        # which questions: runs that share it share the audit (a table counts it once)
+        "question_set": hashlib.sha256("\n".join(audited).encode()).hexdigest()[:12],
+        "seed": seed,
+        **rates(verdicts),
+    }
     return summary, cases
 
 
@@ -136,82 +130,3 @@ def kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     pa, pb = sum(a) / n, sum(b) / n
     expected = pa * pb + (1 - pa) * (1 - pb)
     return None if expected == 1 else (observed - expected) / (1 - expected)
-
-
-# --------------------------------------------------------------------------------------------
-# Exported runs: the audit their judge would have recorded
-# --------------------------------------------------------------------------------------------
-
-AUDIT_FILE = "judge_audit.jsonl.gz"
-
-
-def _write_run(folder: Path, found: dict[str, Any], cases: list[dict[str, Any]]) -> None:
-    """The audit into an exported run: its cases (gzipped, same bytes for the same cases) and
-    summary.json's ``judge_audit`` where the runner puts it, every other key as it was."""
-    text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
-    (folder / AUDIT_FILE).write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
-    raw = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    summary = read_summary(folder)
-    extra = {k: v for k, v in summary.extra.items() if k != "judge_audit"}
-    stages = extra.pop("failure_stages", None)  # the runner records the stages last
-    summary.extra = {**extra, "judge_audit": found}
-    if stages is not None:
-        summary.extra["failure_stages"] = stages
-    data = summary.to_json()
-    if SCHEMA_KEY not in raw:
-        data.pop(SCHEMA_KEY)
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
-    (folder / "summary.json").write_text(text, encoding="utf-8")
-
-
-async def audit_runs(experiment: Path, cache: Path) -> list[str]:
-    """Audit every judged, answered run under `experiment` with the judge its manifest names
-    (started as the run started it; calls through `cache`): one audit per judge and question
-    set, written into each run of that set. Returns a line per audit."""
-    done: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
-    stacks: dict[str, ModelStack] = {}
-    lines = []
-    with ResponseCache(str(cache)) as responses:
-        try:
-            for summary in sorted(experiment.glob("*/summary.json")):
-                folder = summary.parent
-                config = json.loads((folder / "manifest.json").read_text())["config"]
-                if judge_scorer(config) is None or json.loads(summary.read_text()).get("read_only"):
-                    continue
-                records = [p.to_json() for p in read_typed(folder, "predictions", Prediction)]
-                judge_key = json.dumps(config.get("judge"), sort_keys=True)
-                key = judge_key + json.dumps(sorted(str(r["id"]) for r in records))
-                if key not in done:
-                    if judge_key not in stacks:
-                        stacks[judge_key] = ModelStack(config, responses, UsageMeter(), folder)
-                    judge = await stacks[judge_key].get("judge")
-                    done[key] = await judge_audit(records, judge)
-                    found = done[key][0]
-                    lines.append(
-                        f"{found['judge']}: {found['questions']} questions, false accepts "
-                        f"{found['false_accept']}, false rejects {found['false_reject']}"
-                    )
-                _write_run(folder, *done[key])
-        finally:
-            for stack in stacks.values():
-                await stack.close()
-                stack.stop_servers()
-    return lines
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.longmemeval.audit",
-        description="Record the judge audit of exported judged runs (their judge is started as "
-        "the run started it).",
-    )
-    p.add_argument("experiment", type=Path, help="e.g. results/runs/longmemeval_local")
-    p.add_argument("--cache", type=Path, default=Path("runs/cache.sqlite"))
-    args = p.parse_args(argv)
-    for line in asyncio.run(audit_runs(args.experiment, args.cache)):
-        print(line)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchmarks import stats
 from benchmarks.results.loader import NoRuns, load_runs, load_summaries
 from benchmarks.runner.currency import what_changed
 
@@ -218,30 +219,37 @@ def judge_audit_line(df: pd.DataFrame) -> str:
     a warning when the false-accept interval reaches above `FALSE_ACCEPT_BOUND`."""
     if "profile" not in df.columns or not df["profile"].astype(str).str.contains(", judge ").any():
         return ""
-    audits = {}
+    audits: dict[str, dict[str, dict[str, Any]]] = {}  # judge -> question set -> audit
     for audit in df.get("judge_audit", pd.Series(dtype=object)).dropna():
-        audits.setdefault((audit["judge"], audit["questions"]), audit)
+        sets = audits.setdefault(audit["judge"], {})
+        sets.setdefault(audit.get("question_set") or str(audit["questions"]), audit)
     if not audits:
         return (
             "\n\n**Judge audit:** not recorded for these runs (they predate it; a rerun, or "
             "`run.rescore=true`, records the judge's verdicts on planted answers)."
         )
 
+    def pooled(sets: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+        errors = sum(a[kind]["errors"] for a in sets if a.get(kind))
+        n = sum(a[kind]["n"] for a in sets if a.get(kind))
+        return {"errors": errors, "n": n, "ci95": stats.binomial_ci(errors, n)} if n else None
+
     def rate(r: dict[str, Any] | None) -> str:
         if not r:
             return "none planted"
         low, high = r["ci95"]
-        return (
-            f"{r['errors']} of {r['n']} ({100 * r['rate']:.0f}% [{100 * low:.0f}–{100 * high:.0f}])"
-        )
+        share = 100 * r["errors"] / r["n"]
+        return f"{r['errors']} of {r['n']} ({share:.0f}% [{100 * low:.0f}–{100 * high:.0f}])"
 
     lines = []
-    for (judge, questions), audit in sorted(audits.items()):
+    for judge, by_set in sorted(audits.items()):
+        sets = list(by_set.values())
+        accept = pooled(sets, "false_accept")
+        questions = sum(a["questions"] for a in sets)
         line = (
             f"\n\n**Judge audit** (`{judge}`, {questions} questions, planted answers): false "
-            f"accepts {rate(audit['false_accept'])}, false rejects {rate(audit['false_reject'])}."
+            f"accepts {rate(accept)}, false rejects {rate(pooled(sets, 'false_reject'))}."
         )
-        accept = audit["false_accept"]
         if accept and accept["ci95"][1] > FALSE_ACCEPT_BOUND:
             line += (
                 f" **This judge may accept wrong answers** (its false-accept interval reaches "
