@@ -27,19 +27,25 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "benchmarks/data/longmemeval/fixture.json"
 
 
-def judged_run(tmp_path: Path, reply: str) -> dict[str, Any]:
-    """A LongMemEval run on the four fixture questions whose judge always says `reply`."""
-    with ScriptedServer(default=reply, models=["scripted", "scripted-judge"]) as s:
-        out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.runner.cli", "experiment=table3",
-             "arm=no_memory", "benchmark.types=null", f"benchmark.path={FIXTURE}",
-             f"run.root={tmp_path / 'runs'}", "run.progress=false", "llm=openai",
-             "llm.model=scripted", f"llm.base_url={s.base_url}", "embedder=scripted",
-             "judge=vllm", "judge.model=scripted-judge", f"judge.base_url={s.base_url}"],
-            capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        )  # fmt: skip
+def bench_judged(tmp_path: Path, server: ScriptedServer) -> Path:
+    """A LongMemEval run on the four fixture questions, every model the scripted server's; its
+    run folder."""
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.runner.cli", "experiment=table3",
+         "arm=no_memory", "benchmark.types=null", f"benchmark.path={FIXTURE}",
+         f"run.root={tmp_path / 'runs'}", "run.progress=false", "llm=openai",
+         "llm.model=scripted", f"llm.base_url={server.base_url}", "embedder=scripted",
+         "judge=vllm", "judge.model=scripted-judge", f"judge.base_url={server.base_url}"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
-    folder = Path(out.stdout.split("run folder: ")[1].split()[0])
+    return Path(out.stdout.split("run folder: ")[1].split()[0])
+
+
+def judged_run(tmp_path: Path, reply: str) -> dict[str, Any]:
+    """The audit of a run whose judge always says `reply`."""
+    with ScriptedServer(default=reply, models=["scripted", "scripted-judge"]) as s:
+        folder = bench_judged(tmp_path, s)
     cases = [json.loads(line) for line in (folder / "judge_audit.jsonl").open()]
     return {"audit": json.loads((folder / "summary.json").read_text())["judge_audit"],
             "cases": cases}  # fmt: skip
@@ -129,16 +135,7 @@ def test_an_exported_run_gets_the_audit_its_judge_would_have_recorded(tmp_path: 
     """A run recorded without an audit is audited by its own judge, from the manifest: the same
     cases and rates the runner records, written where the runner writes them."""
     with ScriptedServer(default="yes", models=["scripted", "scripted-judge"]) as s:
-        out = subprocess.run(
-            [sys.executable, "-m", "benchmarks.runner.cli", "experiment=table3",
-             "arm=no_memory", "benchmark.types=null", f"benchmark.path={FIXTURE}",
-             f"run.root={tmp_path / 'runs'}", "run.progress=false", "llm=openai",
-             "llm.model=scripted", f"llm.base_url={s.base_url}", "embedder=scripted",
-             "judge=vllm", "judge.model=scripted-judge", f"judge.base_url={s.base_url}"],
-            capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        )  # fmt: skip
-        assert out.returncode == 0, out.stderr[-2000:]
-        (exported,) = (tmp_path / "runs" / "table3").iterdir()  # read as an export is read
+        exported = bench_judged(tmp_path, s)  # read as an export is read
         recorded = json.loads((exported / "summary.json").read_text())
         (exported / "judge_audit.jsonl").unlink()
         stripped = {k: v for k, v in recorded.items() if k != "judge_audit"}

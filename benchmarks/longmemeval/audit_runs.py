@@ -19,8 +19,8 @@ from benchmarks.longmemeval.audit import judge_audit
 from benchmarks.longmemeval.export import judge_scorer
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.usage import UsageMeter
-from benchmarks.results.loader import read_summary, read_typed
-from benchmarks.results.records import SCHEMA_KEY, Prediction
+from benchmarks.results.loader import read_typed, summary_with
+from benchmarks.results.records import Prediction
 from benchmarks.runner.stack import ModelStack
 
 AUDIT_FILE = "judge_audit.jsonl.gz"
@@ -31,17 +31,7 @@ def _write_run(folder: Path, found: dict[str, Any], cases: list[dict[str, Any]])
     summary.json's ``judge_audit`` where the runner puts it, every other key as it was."""
     text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
     (folder / AUDIT_FILE).write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
-    raw = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    summary = read_summary(folder)
-    extra = {k: v for k, v in summary.extra.items() if k != "judge_audit"}
-    stages = extra.pop("failure_stages", None)  # the runner records the stages last
-    summary.extra = {**extra, "judge_audit": found}
-    if stages is not None:
-        summary.extra["failure_stages"] = stages
-    data = summary.to_json()
-    if SCHEMA_KEY not in raw:
-        data.pop(SCHEMA_KEY)
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    text = summary_with(folder, judge_audit=found)
     (folder / "summary.json").write_text(text, encoding="utf-8")
 
 

@@ -25,10 +25,9 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.reports.document import named
-from benchmarks.results.loader import frontiers, read_summary, read_typed
+from benchmarks.results.loader import frontiers, read_typed, summary_with
 from benchmarks.results.records import (
     FAILURE_STAGES,
-    SCHEMA_KEY,
     Failure,
     Prediction,
     Sample,
@@ -68,18 +67,6 @@ def attribute_folder(folder: Path, rule: StageRule) -> tuple[list[Failure], dict
 def _stages_bytes(failures: list[Failure]) -> bytes:
     text = "".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in failures)
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
-
-
-def _summary_with(folder: Path, counts: dict[str, Any]) -> str:
-    """summary.json with `counts` where the runner writes them (among the benchmark's figures),
-    every other key and its order as they are."""
-    raw = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    summary = read_summary(folder)
-    summary.extra = {**summary.extra, "failure_stages": counts}
-    data = summary.to_json()
-    if SCHEMA_KEY not in raw:  # a record from before versions: leave it as it was written
-        data.pop(SCHEMA_KEY)
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def attributed_runs(runs: Path) -> list[tuple[str, Path, StageRule]]:
@@ -125,7 +112,8 @@ def build(runs: Path, out: Path, *, write_runs: bool) -> str:
         failures, counts = attribute_folder(folder, rule)
         if write_runs:
             (folder / STAGES_FILE).write_bytes(_stages_bytes(failures))
-            (folder / "summary.json").write_text(_summary_with(folder, counts), encoding="utf-8")
+            summary = summary_with(folder, failure_stages=counts)
+            (folder / "summary.json").write_text(summary, encoding="utf-8")
         rows.append(
             {"experiment": experiment, "arm": _arm(folder), "benchmark": _cell(folder),
              "config": _config(folder), "answered": counts["answered"],

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from benchmarks.results.records import (
+    SCHEMA_KEY,
     Failure,
     Manifest,
     Prediction,
@@ -219,6 +220,25 @@ def read_json_record(path: Path, kind: type[R]) -> R:
 
 def read_summary(folder: Path) -> Summary:
     return read_json_record(folder / "summary.json", Summary)
+
+
+#: figures the runner writes after a benchmark's own, in this order (`summary_with`)
+LATE_FIGURES = ("judge_audit", "failure_stages")
+
+
+def summary_with(folder: Path, **figures: Any) -> str:
+    """A run's summary.json text with `figures` set where the runner writes them: after the
+    benchmark's own figures, `LATE_FIGURES` in their order; every other key, its order and the
+    record's schema marker as they were. For figures derived from an exported run."""
+    raw = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    summary = read_summary(folder)
+    merged = {**summary.extra, **figures}
+    late = {k: merged.pop(k) for k in LATE_FIGURES if k in merged}
+    summary.extra = {**merged, **late}
+    data = summary.to_json()
+    if SCHEMA_KEY not in raw:  # a record from before versions: leave it as it was written
+        data.pop(SCHEMA_KEY)
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def read_manifest(folder: Path) -> Manifest:
