@@ -7,6 +7,7 @@ that state; the stale rate also needs each single-hop question matched to its ke
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -21,7 +22,14 @@ __all__ = [
     "is_stale",
     "match_question",
     "question_infos",
+    "words",
 ]
+
+
+def words(text: str) -> set[str]:
+    """A free-form key's words (lower-cased runs of letters and digits): a cell is "about" a
+    subject when every word of the subject is among its key's (Appendix F's rule, ours)."""
+    return set(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,14 +18,9 @@ fact with the same object: there is no route stage here.
 
 from __future__ import annotations
 
-import re
-
+from benchmarks.factconsolidation.gold import words
 from benchmarks.runner.failures import Attempt
 from benchmarks.scoring.rules import normalize_answer
-
-
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 def failure_stage(attempt: Attempt) -> tuple[str, str] | None:
@@ -42,8 +37,8 @@ def failure_stage(attempt: Attempt) -> tuple[str, str] | None:
 
     if attempt.memory is not None:  # a state store: what it held as current
         key = attempt.question_meta.get("key")
-        subject = _words(str(key[0])) if isinstance(key, list | tuple) and key else set()
-        cells = [v for k, v in attempt.memory if not subject or subject <= _words(k)]
+        subject = words(str(key[0])) if isinstance(key, list | tuple) and key else set()
+        cells = [v for k, v in attempt.memory if not subject or subject <= words(k)]
         if not any(names_gold(v) for v in cells):
             about = f" about {key[0]!r}" if subject else ""
             return "write", f"no current cell{about} holds {shown!r} ({len(cells)} cells)"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks.factconsolidation import FactConsolidation, KeyHistory, gold_state
+from benchmarks.factconsolidation.gold import words
 from benchmarks.reports.document import markdown_table
 from benchmarks.results.loader import (
     FRONTIER,
@@ -37,10 +37,6 @@ from pmem import Memory
 STATE_TARGETS = ("baselines.pmem_arms.state.StateArm", "baselines.pmem_arms.state.OracleStateArm")
 # Appendix F / B.4 at 6k, for the side-by-side table.
 PAPER_6K = {"cells": 307, "cells_no_soft": 346, "keys": 239, "merged": 37, "gated": 133}
-
-
-def words(text: str) -> set[str]:
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 @dataclass(frozen=True, slots=True)

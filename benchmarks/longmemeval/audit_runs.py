@@ -19,7 +19,7 @@ from benchmarks.longmemeval.audit import judge_audit
 from benchmarks.longmemeval.export import judge_scorer
 from benchmarks.models.cache import ResponseCache
 from benchmarks.models.usage import UsageMeter
-from benchmarks.results.loader import read_typed, summary_with
+from benchmarks.results.loader import read_only, read_typed, summary_with
 from benchmarks.results.records import Prediction
 from benchmarks.runner.stack import ModelStack
 
@@ -47,7 +47,7 @@ async def audit_runs(experiment: Path, cache: Path) -> list[str]:
             for summary in sorted(experiment.glob("*/summary.json")):
                 folder = summary.parent
                 config = json.loads((folder / "manifest.json").read_text())["config"]
-                if judge_scorer(config) is None or json.loads(summary.read_text()).get("read_only"):
+                if judge_scorer(config) is None or read_only(folder):
                     continue
                 records = [p.to_json() for p in read_typed(folder, "predictions", Prediction)]
                 judge_key = json.dumps(config.get("judge"), sort_keys=True)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from benchmarks import stats
 from benchmarks.reports import registry
+from benchmarks.reports.diff import first_changed
 from benchmarks.reports.frame import NoRuns, collect, questions_of
 from benchmarks.reports.names import display_name
 
@@ -307,17 +308,13 @@ def check(runs: Path, out: Path, checked: Sequence[Claim] | None = None) -> tupl
     """Whether the committed claims table is what the runs under `runs` give, byte for byte."""
     with tempfile.TemporaryDirectory() as scratch:
         write(runs, Path(scratch), checked)
-        for suffix in (".md", ".csv"):
-            theirs = out / "tables" / f"claims{suffix}"
-            ours = Path(scratch) / "tables" / f"claims{suffix}"
-            if not theirs.exists():
-                return False, f"{theirs} is missing: python -m benchmarks.reports.claims"
-            if theirs.read_bytes() != ours.read_bytes():
-                return (
-                    False,
-                    f"{theirs} is not what {runs} gives: python -m benchmarks.reports.claims",
-                )
-    return True, f"every verdict is what the runs under {runs} give"
+        names = ("claims.md", "claims.csv")
+        theirs = first_changed(out / "tables", Path(scratch) / "tables", names)
+    if theirs is None:
+        return True, f"every verdict is what the runs under {runs} give"
+    if not theirs.exists():
+        return False, f"{theirs} is missing: python -m benchmarks.reports.claims"
+    return False, f"{theirs} is not what {runs} gives: python -m benchmarks.reports.claims"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,22 @@
 """Where two texts first differ, said so a person can find it: the line and column and each
 text's part there. The checks that a committed artifact is what its inputs build (tables, the
-report page, the figures' SVGs) all answer "where" with this one rule."""
+report page, the figures' SVGs) all answer "where" with this one rule; `first_changed` says
+which of a rebuilt set of files differs."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def first_changed(committed: Path, rebuilt: Path, names: Iterable[str]) -> Path | None:
+    """The first of `names` under `committed` that is missing or is not, byte for byte, the
+    file of that name under `rebuilt`; None when every one is."""
+    for name in names:
+        theirs = committed / name
+        if not theirs.exists() or theirs.read_bytes() != (rebuilt / name).read_bytes():
+            return theirs
+    return None
 
 
 def first_change(old: list[str], new: list[str]) -> tuple[int, int, str, str]:

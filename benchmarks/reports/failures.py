@@ -19,22 +19,18 @@ import importlib
 import json
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from benchmarks.reports.diff import first_changed
 from benchmarks.reports.document import named
-from benchmarks.results.loader import frontiers, read_typed, summary_with
-from benchmarks.results.records import (
-    FAILURE_STAGES,
-    Failure,
-    Prediction,
-    Sample,
-    Score,
-)
+from benchmarks.results.loader import read_only, summary_with
+from benchmarks.results.records import FAILURE_STAGES, Failure
 from benchmarks.runner.currency import what_changed
-from benchmarks.runner.failures import StageRule, attempts_of, attribute, stage_counts
+from benchmarks.runner.failures import StageRule, failures_of
 
 STAGES_FILE = "stages.jsonl.gz"
 TABLE = "failure_stages"  # results/<TABLE>/<TABLE>.md: a measurement section of the report
@@ -52,33 +48,31 @@ def rule_of(folder: Path) -> StageRule | None:
     return getattr(benchmark, "failure_stage", None)
 
 
-def attribute_folder(folder: Path, rule: StageRule) -> tuple[list[Failure], dict[str, Any]]:
-    """A run folder's failures and their counts, from its records."""
-    attempts = attempts_of(
-        read_typed(folder, "predictions", Prediction),
-        read_typed(folder, "samples", Sample),
-        read_typed(folder, "scores", Score),
-        frontiers(folder),
-    )
-    failures = attribute(rule, attempts)
-    return failures, stage_counts(failures, len(attempts))
-
-
 def _stages_bytes(failures: list[Failure]) -> bytes:
     text = "".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in failures)
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
-def attributed_runs(runs: Path) -> list[tuple[str, Path, StageRule]]:
-    """(experiment, folder, rule) of every finished, current run whose benchmark has a rule."""
+@dataclass(frozen=True)
+class Attributed:
+    """One run's failures as its benchmark's rule gives them."""
+
+    experiment: str
+    folder: Path
+    failures: list[Failure]
+    counts: dict[str, Any]  # summary.json's failure_stages
+
+
+def attributed_runs(runs: Path) -> list[Attributed]:
+    """Every finished, answered, current run whose benchmark has a rule, attributed."""
     out = []
     for summary in sorted(runs.glob("*/*/summary.json")):
         folder = summary.parent
-        if json.loads(summary.read_text(encoding="utf-8")).get("read_only"):
+        if read_only(folder):
             continue  # it recorded reads only: nothing was answered
         rule = rule_of(folder)
         if rule is not None and not what_changed(folder):
-            out.append((folder.parent.name, folder, rule))
+            out.append(Attributed(folder.parent.name, folder, *failures_of(folder, rule)))
     return out
 
 
@@ -97,29 +91,22 @@ def _config(folder: Path) -> str:
     return folder.name.rsplit("__", 1)[-1]
 
 
-def breakdown(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def breakdown(found: list[Attributed]) -> pd.DataFrame:
+    rows = [
+        {"experiment": a.experiment, "arm": _arm(a.folder), "benchmark": _cell(a.folder),
+         "config": _config(a.folder), "answered": a.counts["answered"],
+         "wrong": a.counts["wrong"], **a.counts["by_stage"]}
+        for a in found
+    ]  # fmt: skip
     df = pd.DataFrame(rows, columns=["experiment", "arm", "benchmark", "config", "answered",
                                      "wrong", *FAILURE_STAGES])  # fmt: skip
     order = ["experiment", "benchmark", "arm", "config"]
     return df.sort_values(order, kind="stable").reset_index(drop=True)
 
 
-def build(runs: Path, out: Path, *, write_runs: bool) -> str:
-    """Attribute every run and write the breakdown under `out`/failure_stages; with
-    `write_runs`, each run folder's stages file and summary count too. Returns the markdown."""
-    rows = []
-    for experiment, folder, rule in attributed_runs(runs):
-        failures, counts = attribute_folder(folder, rule)
-        if write_runs:
-            (folder / STAGES_FILE).write_bytes(_stages_bytes(failures))
-            summary = summary_with(folder, failure_stages=counts)
-            (folder / "summary.json").write_text(summary, encoding="utf-8")
-        rows.append(
-            {"experiment": experiment, "arm": _arm(folder), "benchmark": _cell(folder),
-             "config": _config(folder), "answered": counts["answered"],
-             "wrong": counts["wrong"], **counts["by_stage"]}
-        )  # fmt: skip
-    df = breakdown(rows)
+def write_table(found: list[Attributed], out: Path) -> str:
+    """The breakdown under `out`/failure_stages (.md and .csv); returns the markdown."""
+    df = breakdown(found)
     md = (
         "# Where the wrong answers were lost\n\n"
         "Every wrong answer of the committed runs whose benchmark attributes failures, by the "
@@ -134,24 +121,35 @@ def build(runs: Path, out: Path, *, write_runs: bool) -> str:
     return md
 
 
+def build(runs: Path, out: Path) -> str:
+    """Attribute every run, write each run folder's stages file and summary counts, and the
+    breakdown under `out`/failure_stages. Returns the markdown."""
+    found = attributed_runs(runs)
+    for a in found:
+        (a.folder / STAGES_FILE).write_bytes(_stages_bytes(a.failures))
+        summary = summary_with(a.folder, failure_stages=a.counts)
+        (a.folder / "summary.json").write_text(summary, encoding="utf-8")
+    return write_table(found, out)
+
+
 def check(runs: Path, out: Path) -> tuple[bool, str]:
     """Whether every run's stages and counts, and the committed breakdown, are what the rules
     give on the runs' records."""
-    for _, folder, rule in attributed_runs(runs):
-        failures, counts = attribute_folder(folder, rule)
-        stages = folder / STAGES_FILE
+    found = attributed_runs(runs)
+    for a in found:
+        stages = a.folder / STAGES_FILE
         if not stages.exists() or gzip.decompress(stages.read_bytes()) != gzip.decompress(
-            _stages_bytes(failures)
+            _stages_bytes(a.failures)
         ):
             return False, f"{stages} is not what the rule gives: python -m {__spec__.name}"
-        if json.loads((folder / "summary.json").read_text()).get("failure_stages") != counts:
-            return False, f"{folder}/summary.json's failure_stages are not the rule's counts"
+        if json.loads((a.folder / "summary.json").read_text()).get("failure_stages") != a.counts:
+            return False, f"{a.folder}/summary.json's failure_stages are not the rule's counts"
     with tempfile.TemporaryDirectory() as scratch:
-        build(runs, Path(scratch), write_runs=False)
-        for suffix in (".md", ".csv"):
-            theirs, ours = out / TABLE / f"{TABLE}{suffix}", Path(scratch) / TABLE
-            if not theirs.exists() or theirs.read_bytes() != (ours / theirs.name).read_bytes():
-                return False, f"{theirs} is not what {runs} gives: python -m {__spec__.name}"
+        write_table(found, Path(scratch))
+        names = (f"{TABLE}.md", f"{TABLE}.csv")
+        theirs = first_changed(out / TABLE, Path(scratch) / TABLE, names)
+    if theirs is not None:
+        return False, f"{theirs} is not what {runs} gives: python -m {__spec__.name}"
     return True, f"every wrong answer under {runs} carries its rule's stage"
 
 
@@ -167,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         ok, why = check(args.runs, args.out)
         print(f"failure stages: {'ok' if ok else 'NOT BACKED'}: {why}")
         return 0 if ok else 1
-    print(build(args.runs, args.out, write_runs=True))
+    print(build(args.runs, args.out))
     print(f"\nwrote {args.out / TABLE}/{TABLE}.md and .csv", file=sys.stderr)
     return 0
 

@@ -344,7 +344,7 @@ def load_runs(
         samples = {s.id: s for s in read_typed(folder, "samples", Sample)}
         stages = {f.id: f for f in read_typed(folder, "stages", Failure)}
         scores = read_typed(folder, "scores", Score)
-        if not scores and _read_only(folder):  # run.answer=false: its questions are its reads
+        if not scores and read_only(folder):  # run.answer=false: its questions are its reads
             scores = [Score(id=i) for i in predictions]
         for score in scores:
             pred = predictions.get(score.id) or Prediction(id=score.id, schema=0)
@@ -377,7 +377,7 @@ def load_runs(
     return _kept(rows, root, experiment, include_scripted)
 
 
-def _read_only(folder: Path) -> bool:
+def read_only(folder: Path) -> bool:
     """Whether a run only recorded what its arm read (run.answer=false): nothing to score."""
     try:
         return bool(json.loads((folder / "summary.json").read_text()).get("read_only"))

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from benchmarks.results.loader import frontiers
+from benchmarks.results.loader import frontiers, read_typed
 from benchmarks.results.records import FAILURE_STAGES, Failure, Prediction, Sample, Score
 from benchmarks.runner.runs import RunFolder
 
@@ -25,6 +26,7 @@ __all__ = [
     "StageRule",
     "attempts_of",
     "attribute",
+    "failures_of",
     "record_failures",
     "stage_counts",
 ]
@@ -116,12 +118,22 @@ def stage_counts(failures: Iterable[Failure], answered: int) -> dict[str, Any]:
     }
 
 
-def record_failures(run: RunFolder, rule: StageRule) -> dict[str, Any]:
-    """Attribute a scored run's wrong answers: stages.jsonl rewritten whole, and the counts
-    summary.json carries (`stage_counts`)."""
+def failures_of(folder: Path, rule: StageRule) -> tuple[list[Failure], dict[str, Any]]:
+    """A run folder's failures and their counts (`stage_counts`), from its records alone: a
+    live run folder or its export."""
     attempts = attempts_of(
-        run.predictions.read(), run.samples.read(), run.scores.read(), frontiers(run.path)
+        read_typed(folder, "predictions", Prediction),
+        read_typed(folder, "samples", Sample),
+        read_typed(folder, "scores", Score),
+        frontiers(folder),
     )
     failures = attribute(rule, attempts)
+    return failures, stage_counts(failures, len(attempts))
+
+
+def record_failures(run: RunFolder, rule: StageRule) -> dict[str, Any]:
+    """Attribute a scored run's wrong answers: stages.jsonl rewritten whole; returns the counts
+    summary.json carries."""
+    failures, counts = failures_of(run.path, rule)
     run.failures.rewrite(failures)
-    return stage_counts(failures, len(attempts))
+    return counts
