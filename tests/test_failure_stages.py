@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from benchmarks.alfworld_revision.stages import failure_stage, needed_events
 from benchmarks.factconsolidation.stages import failure_stage as fc_stage
 from benchmarks.longmemeval.stages import failure_stage as lme_stage
 from benchmarks.reports import failures as report
+from benchmarks.reports.frame import collect, stage_section
 from benchmarks.results import load_runs
 from benchmarks.results.__main__ import main as results_main
 from benchmarks.results.loader import frontiers
@@ -141,6 +143,21 @@ def test_every_wrong_answer_of_the_committed_runs_carries_its_stage() -> None:
     assert df[df["location.correct"].astype(bool)]["stage"].isna().all()
 
 
+def test_each_table_and_the_figure_show_the_stages(tmp_path: Path) -> None:
+    df = collect(ROOT / "results/runs", "table6")
+    stages = df[[f"stage.{s}" for s in FAILURE_STAGES]]
+    assert (stages.sum(axis=1) == df["stage.wrong"]).all() and df["stage.wrong"].sum() > 0
+    section = stage_section(df)
+    assert section and section in (ROOT / "results/tables/table6.md").read_text()
+    assert section.count("\n| ") == len(df) + 1  # a row per run under the header
+    # the breakdown's figure is checked like its table: a redrawn byte is caught
+    shutil.copytree(ROOT / "results" / report.TABLE, tmp_path / report.TABLE)
+    png = tmp_path / report.TABLE / f"{report.TABLE}.png"
+    png.write_bytes(png.read_bytes()[:-1] + b"\0")
+    ok, why = report.check(ROOT / "results/runs", tmp_path)
+    assert not ok and f"{report.TABLE}.png" in why
+
+
 def test_show_lists_the_cases_of_one_stage(capsys: pytest.CaptureFixture[str]) -> None:
     run = next((ROOT / "results/runs/table6").glob("raw_topk__alfrev-L8__*"))
     assert results_main(["show", str(run), "--stage", "stale", "--chars", "80"]) == 0
@@ -228,7 +245,8 @@ HAND = _wrong_by_hand()
 def lme(answer: str, correct: bool, read: str | None, **fields: Any) -> Attempt:
     evidence = [{"content": "I moved to Lisbon last spring and love the tram rides.",
                  "role": "user", "session_id": "answer_1", "turn_index": 0}]  # fmt: skip
-    meta = {"question_id": fields.pop("qid", "q1"), "question_type": "knowledge-update",
+    meta = {"question_id": fields.pop("qid", "q1"),
+            "question_type": fields.pop("kind", "knowledge-update"),
             "evidence": evidence, "abstention": fields.pop("abstention", False)}  # fmt: skip
     judge = {"judge": {"correct": correct, "template": "knowledge-update", "reply": "no"}}
     return Attempt("q1", "Where do I live?", ("Lisbon",), answer, meta, read_text=read,
@@ -246,6 +264,15 @@ def lme(answer: str, correct: bool, read: str | None, **fields: Any) -> Attempt:
         (lme("Porto", False, ""), "retrieval"),
         (lme("Porto", False, "", read_meta={"memories": 0}), "write"),
         (lme("Porto", False, "Tracked state:\nhome_city: Porto"), "unattributed"),
+        # a facts arm: the gold in the read, in no cell of the whole store, in a cell not read
+        (lme("Porto", False, "Tracked state:\nhome_city: Lisbon"), "reader"),
+        (lme("Porto", False, "home_city: Porto", read_ids=("home_city",),
+             read_meta={"cells": 1}), "write"),
+        (lme("Porto", False, "tram: 28", memory=(("tram", "28"), ("home", "Lisbon"))),
+         "retrieval"),
+        (lme("Porto", False, "tram: 28", memory=(("tram", "28"), ("home", "Porto"))), "write"),
+        (lme("Porto", False, "tram: 28", memory=(("tram", "28"),), kind="multi-session"),
+         "unattributed"),  # a derived answer: no one fact to trace
         (lme("Porto", False, "user: hi", abstention=True), "reader"),
         (lme("Porto", False, None), "unattributed"),
     ],

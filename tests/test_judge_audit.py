@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks import stats
-from benchmarks.longmemeval.audit import SAMPLE, kappa, plants, rates
+from benchmarks.longmemeval.audit import SAMPLE, judge_agreement, kappa, plants, rates
 from benchmarks.longmemeval.audit_runs import audit_runs
 from benchmarks.models.scripted import ScriptedServer
 from benchmarks.reports.frame import judge_audit_line
@@ -116,6 +116,22 @@ def audit_of(errors: int, n: int) -> dict[str, Any]:
     accept["ci95"] = list(stats.binomial_ci(errors, n))
     return {"judge": "j", "questions": n, "seed": 0, "false_accept": accept,
             "false_reject": found["false_reject"]}  # fmt: skip
+
+
+def test_two_judges_are_compared_on_the_answers_they_share() -> None:
+    ids, keys = ["q1", "q2", "q3"], ["paris", "two", "blue"]
+    q = pd.DataFrame({
+        "judge": ["a"] * 3 + ["b"] * 3, "file": ["f.json"] * 6, "id": ids * 2,
+        "key": keys + keys[:2] + ["green"],  # b judged other words on q3: not shared
+        "correct": [True, False, True, True, True, False],
+        "by_hand": [True, False, None, None, None, None],
+    })  # fmt: skip
+    note = judge_agreement(q)
+    assert "the same 2 answers (`a`, `b`)" in note and "disagree on q2." in note
+    # a judge in step with the hand verdicts: κ 1; one that credits all: undefined
+    assert "hand verdicts: 1.00 over 2 answers" in note
+    assert "undefined" in judge_agreement(q.assign(correct=True, by_hand=True))
+    assert judge_agreement(q[q["judge"] == "a"].assign(by_hand=None)) == ""
 
 
 def test_a_table_caption_flags_a_judge_that_accepts_wrong_answers() -> None:

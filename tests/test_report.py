@@ -214,11 +214,14 @@ def test_every_committed_table_and_figure_is_on_the_page(committed: tuple[str, P
         if s["data-source"] == "none":
             command = html.escape(registry.table(name).reproduce, quote=False)
             assert f"Not run on this profile: <code>{command}</code>" in text
-    figures = sorted((RESULTS / "figures").glob("*.png"))
+    # the tables' figures, and those each measurement's script drew beside its table
+    folders = ["figures", *MEASUREMENTS]
+    figures = {p.name: p for folder in folders for p in (RESULTS / folder).glob("*.png")}
+    assert "failure_stages.png" in figures
     images = re.findall(r'<img alt="([^"]+)" src="data:image/png;base64,([^"]+)"', text)
-    assert sorted(name for name, _ in images) == sorted(f.name for f in figures)
+    assert sorted(name for name, _ in images) == sorted(figures)
     for name, data in images:
-        assert base64.b64decode(data) == (RESULTS / "figures" / name).read_bytes()
+        assert base64.b64decode(data) == figures[name].read_bytes()
     _no_external_links(page, text)
     for anchor in (link for link in page.links if link.startswith("#")):
         assert f'id="{anchor[1:]}"' in text, f"the contents link {anchor} leads nowhere"

@@ -117,7 +117,8 @@ def test_every_table_and_figure_is_rendered(loaded: tuple[Page, list, list]) -> 
     images = page.eval_on_selector_all(
         "img", "els => els.map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight])"
     )
-    figures = sorted(p.name for p in (RESULTS / "figures").glob("*.png"))
+    folders = ["figures", *MEASUREMENTS]  # the tables' figures and the measurements'
+    figures = sorted(p.name for f in folders for p in (RESULTS / f).glob("*.png"))
     assert sorted(alt for alt, *_ in images) == figures
     for alt, complete, width, height in images:
         assert complete and width > 0 and height > 0, f"{alt} did not decode"

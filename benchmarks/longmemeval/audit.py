@@ -10,21 +10,26 @@ depend on the questions only, so two runs on one question set audit the same cas
 
 A superseded value would be a third planted answer; LongMemEval marks none (B.1's values are
 judged themselves), so it is left out. `kappa` gives two judges' agreement on one set of
-predictions. Runs exported before the audit get it from `audit_runs`.
+predictions; `judge_agreement` says it for a table: the judge against the hand verdicts, and every
+two judges that scored the same answers. Runs exported before the audit get it from
+`audit_runs`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from benchmarks import stats
 from benchmarks.longmemeval.judge import _judge_id, official_verdict
 
-__all__ = ["SAMPLE", "SEED", "Plant", "judge_audit", "kappa", "plants", "rates"]
+__all__ = ["SAMPLE", "SEED", "Plant", "judge_agreement", "judge_audit", "kappa", "plants", "rates"]
 
 SAMPLE = 50  # questions audited per run at most
 SEED = 0
@@ -130,3 +135,39 @@ def kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
     pa, pb = sum(a) / n, sum(b) / n
     expected = pa * pb + (1 - pa) * (1 - pb)
     return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def judge_agreement(q: pd.DataFrame) -> str:
+    """Cohen's κ of the judge's verdicts with the hand verdicts (on the answers read by hand),
+    and of each two judges that scored the same answers (the same file, question and words),
+    with the questions they disagree on: sentences for a table's notes. `q`: per-answer rows
+    with `judge` (who judged), `correct` (its verdict), `by_hand` (True, False or None),
+    `file`, `id` and `key` (the answer's words)."""
+    notes = []
+    read = q[q["by_hand"].notna()]
+    if len(read):
+        judged, hand = list(read["correct"].astype(bool)), list(read["by_hand"].astype(bool))
+        notes.append(
+            f"Cohen's κ of the judge and the hand verdicts: {_k(kappa(judged, hand))} over "
+            f"{len(read)} answers."
+        )
+    answer = ["file", "id", "key"]
+    verdicts = {
+        judge: g.drop_duplicates(answer).set_index(answer)["correct"].astype(bool)
+        for judge, g in q.dropna(subset=["judge"]).groupby("judge")
+    }
+    for a, b in itertools.combinations(sorted(verdicts), 2):
+        shared = verdicts[a].index.intersection(verdicts[b].index)
+        if not len(shared):
+            continue
+        va, vb = verdicts[a][shared], verdicts[b][shared]
+        differ = sorted({i for (_, i, _), x, y in zip(shared, va, vb, strict=True) if x != y})
+        notes.append(
+            f"Two judges scored the same {len(shared)} answers (`{a}`, `{b}`): Cohen's κ "
+            f"{_k(kappa(list(va), list(vb)))}; they disagree on {', '.join(differ) or 'none'}."
+        )
+    return " ".join(notes)
+
+
+def _k(value: float | None) -> str:
+    return "undefined (one verdict throughout)" if value is None else f"{value:.2f}"

@@ -8,8 +8,14 @@ marks (each question's answer sessions, `meta["evidence"]`) and the verdicts rea
   context) read none of the evidence turns, or read nothing.
 * reader: the read held an evidence turn and the answer is otherwise wrong; an abstention
   question's wrong answer is the reader's too (there is nothing to retrieve).
-* unattributed: an arm whose read is its own facts (P-Mem's materialized cells, Mem0's
-  memories) whose answer the judge rejected: which turn a fact came from is not recorded.
+* For an arm whose read is its own facts (P-Mem's materialized cells, Mem0's memories), on a
+  question whose gold is one stated value (single-session user or assistant, knowledge update)
+  of a few words: reader when the read states it, write when the arm's whole store (its
+  snapshot's cells, or a read that shows every cell) does not, retrieval when the store does
+  but the read does not.
+* unattributed: the rest of the facts arms' wrong answers: a derived answer (counted, dated,
+  a preference) or a sentence-long gold is in no one fact, and which turn a fact came from is
+  not recorded.
 
 LongMemEval marks no superseded values, so there is no stale stage here (B.1's stale rate is
 its own judged measurement).
@@ -28,6 +34,9 @@ from benchmarks.scoring import hand_verdicts
 # a read made of the history's own turns: "user: …", "[date] assistant: …"
 _TURN_LINE = re.compile(r"(?:^|\n)(?:\[[^\]\n]*\] )?(?:user|assistant): ", re.I)
 _EVIDENCE_CHARS = 80  # how much of an evidence turn must appear in the read
+# the question types whose gold is one value the history states (the others are derived)
+_STATED = ("single-session-user", "single-session-assistant", "knowledge-update")
+_GOLD_WORDS = 4  # a longer gold (or alternative) is a sentence, not a value a fact states
 
 
 @functools.cache
@@ -52,6 +61,43 @@ def _evidence_read(evidence: list[Mapping[str, Any]], read: str) -> bool:
         for turn in evidence
         if str(turn.get("content", "")).strip()
     )
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _values(gold: str) -> list[list[str]]:
+    """The gold's short forms as words: the gold and each parenthesised alternative ("25
+    minutes and 50 seconds (or 25:50)"), those of at most `_GOLD_WORDS` words."""
+    forms = [re.sub(r"\(\s*or\s[^)]*\)", " ", gold), *re.findall(r"\(\s*or\s+([^)]*)\)", gold)]
+    return [w for w in map(_words, forms) if 0 < len(w) <= _GOLD_WORDS]
+
+
+def _states(text: str, values: list[list[str]]) -> bool:
+    """Whether `text` has one of the values' words as a run of its own words."""
+    words = _words(text)
+    return any(words[i : i + len(v)] == v for v in values for i in range(len(words) - len(v) + 1))
+
+
+def _facts_stage(attempt: Attempt, read: str) -> tuple[str, str]:
+    """Where a facts arm's wrong answer was lost: see the module's docstring."""
+    kind = str(attempt.question_meta.get("question_type") or "")
+    untraced = "unattributed", "the read is the arm's own facts, not traced to evidence turns"
+    values = [v for g in attempt.golds for v in _values(g)]
+    if kind not in _STATED or not values:
+        return untraced
+    gold = " ".join(values[0])
+    if _states(read, values):
+        return "reader", f"the read states '{gold}'; the answer is otherwise wrong"
+    whole = attempt.read_meta.get("cells") == len(attempt.read_ids or ())
+    if attempt.memory is not None:
+        if any(_states(f"{key}: {value}", values) for key, value in attempt.memory):
+            return "retrieval", f"a cell of the store states '{gold}'; the read does not"
+        return "write", f"no cell of the store states '{gold}'"
+    if whole:
+        return "write", f"the read shows every cell and none states '{gold}'"
+    return untraced
 
 
 def failure_stage(attempt: Attempt) -> tuple[str, str] | None:
@@ -85,4 +131,4 @@ def failure_stage(attempt: Attempt) -> tuple[str, str] | None:
             sessions = sorted({str(t.get("session_id")) for t in evidence})
             return "retrieval", f"the read holds no turn of {', '.join(sessions)}"
         return "reader", "the read holds an evidence turn; the judge rejected the answer"
-    return "unattributed", "the read is the arm's own facts, not traced to evidence turns"
+    return _facts_stage(attempt, read)

@@ -27,6 +27,8 @@ import pandas as pd
 
 from benchmarks.reports.diff import first_changed
 from benchmarks.reports.document import named
+from benchmarks.reports.figures import COLORS, FULL_IN, figure
+from benchmarks.reports.names import display_name, sort_arms
 from benchmarks.results.loader import read_only, summary_with
 from benchmarks.results.records import FAILURE_STAGES, Failure
 from benchmarks.runner.currency import what_changed
@@ -104,20 +106,60 @@ def breakdown(found: list[Attributed]) -> pd.DataFrame:
     return df.sort_values(order, kind="stable").reset_index(drop=True)
 
 
+def by_arm(df: pd.DataFrame) -> pd.DataFrame:
+    """The breakdown summed per experiment and arm (over its benchmark cells and configs)."""
+    counts = ["answered", "wrong", *FAILURE_STAGES]
+    return df.groupby(["experiment", "arm"], sort=False)[counts].sum().reset_index()
+
+
+def draw(df: pd.DataFrame, path: Path) -> None:
+    """Stacked bars, one per arm, a panel per experiment: the share of its answered questions
+    each stage lost (the bar's length is the arm's error rate)."""
+    summed = by_arm(df)
+    experiments = sorted(summed["experiment"].unique())
+    heights = [int((summed["experiment"] == e).sum()) for e in experiments]
+    size = (FULL_IN, 0.7 + sum(0.17 * h + 0.35 for h in heights))
+    grid = {"height_ratios": [h + 1.0 for h in heights]}
+    with figure(path, nrows=len(experiments), figsize=size, gridspec_kw=grid, sharex=True,
+                squeeze=False, layout="constrained") as (fig, axes):  # fmt: skip
+        for ax, experiment in zip(axes[:, 0], experiments, strict=True):
+            rows = summed[summed["experiment"] == experiment].set_index("arm")
+            rows = rows.loc[list(reversed(sort_arms(list(rows.index))))]
+            left = pd.Series(0.0, index=rows.index)
+            for i, stage in enumerate(FAILURE_STAGES):
+                share = 100 * rows[stage] / rows["answered"]
+                ax.barh([display_name(a) for a in rows.index], share, left=left, height=0.7,
+                        color=COLORS[i], label=stage)  # fmt: skip
+                left += share
+            ax.set_xlim(0, 100)
+            ax.grid(axis="x", color="#dddddd", linewidth=0.5)
+            ax.grid(axis="y", visible=False)
+            n = int(rows["answered"].sum())
+            ax.set_title(f"{experiment} ({n} answered questions)", loc="left", fontsize=7.5,
+                         fontweight="bold")  # fmt: skip
+        axes[-1, 0].set_xlabel("share of answered questions answered wrong, by stage (%)")
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(FAILURE_STAGES),
+                   frameon=False)  # fmt: skip
+
+
 def write_table(found: list[Attributed], out: Path) -> str:
-    """The breakdown under `out`/failure_stages (.md and .csv); returns the markdown."""
+    """The breakdown under `out`/failure_stages (.md, .csv and the figure as .png and .svg);
+    returns the markdown."""
     df = breakdown(found)
     md = (
         "# Where the wrong answers were lost\n\n"
         "Every wrong answer of the committed runs whose benchmark attributes failures, by the "
         "first stage that lost it (docs/failure_stages.md defines each per benchmark): "
-        "`pmem-results show results/runs/<experiment>/<run> --stage <stage>` lists its cases.\n\n"
-        + named(df).to_markdown(index=False)
+        "`pmem-results show results/runs/<experiment>/<run> --stage <stage>` lists its cases. "
+        "The figure sums each arm's runs per experiment.\n\n" + named(df).to_markdown(index=False)
     )
     folder = out / TABLE
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{TABLE}.md").write_text(md + "\n", encoding="utf-8")
     df.to_csv(folder / f"{TABLE}.csv", index=False)
+    if not df.empty:
+        draw(df, folder / f"{TABLE}.png")
     return md
 
 
@@ -146,7 +188,7 @@ def check(runs: Path, out: Path) -> tuple[bool, str]:
             return False, f"{a.folder}/summary.json's failure_stages are not the rule's counts"
     with tempfile.TemporaryDirectory() as scratch:
         write_table(found, Path(scratch))
-        names = (f"{TABLE}.md", f"{TABLE}.csv")
+        names = [f"{TABLE}.{suffix}" for suffix in ("md", "csv", "png", "svg")]
         theirs = first_changed(out / TABLE, Path(scratch) / TABLE, names)
     if theirs is not None:
         return False, f"{theirs} is not what {runs} gives: python -m {__spec__.name}"

@@ -19,7 +19,9 @@ from typing import Any
 import pandas as pd
 
 from benchmarks import stats
+from benchmarks.reports.document import named
 from benchmarks.results.loader import NoRuns, load_runs, load_summaries
+from benchmarks.results.records import FAILURE_STAGES
 from benchmarks.runner.currency import what_changed
 
 # A table builder: the experiment's frame (`collect`), the runs root, the output root -> markdown.
@@ -257,6 +259,32 @@ def judge_audit_line(df: pd.DataFrame) -> str:
             )
         lines.append(line)
     return "".join(lines)
+
+
+# -- where the wrong answers were lost (summary.json's failure_stages) ---------------------------
+
+
+def stage_section(df: pd.DataFrame) -> str:
+    """A table's detail section of wrong answers by the stage that lost them, a row per run
+    (its arm and the cell keys that vary in the table); "" when no run counted them."""
+    if "stage.wrong" not in df.columns or df["stage.wrong"].isna().all():
+        return ""
+    counted = df[df["stage.wrong"].notna()]
+    keys = ["arm"] + [
+        c for c in CELL_KEYS[1:] if c in counted.columns and counted[c].nunique(dropna=True) > 1
+    ]
+    stages = [f"stage.{s}" for s in FAILURE_STAGES]
+    rows = counted.reindex(columns=[*keys, "n", "stage.wrong", *stages]).fillna(
+        {c: 0 for c in stages}
+    )
+    rows = rows.sort_values(keys, kind="stable").astype({c: int for c in ["stage.wrong", *stages]})
+    rows.columns = [*keys, "answered", "wrong", *FAILURE_STAGES]
+    return (
+        "\n\n## Where the wrong answers were lost\n\nEach run's wrong answers by the first stage "
+        "that lost them (docs/failure_stages.md defines each for this benchmark); `pmem-results "
+        "show <run folder> --stage <stage>` lists the cases.\n\n"
+        + named(rows).to_markdown(index=False)
+    )
 
 
 # -- ingest cost (snapshots/*/ingest.json) -----------------------------------------------------

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from benchmarks.reports import claims, registry
 from benchmarks.reports.diff import first_change
 from benchmarks.reports.report.page import anchor, document, manifests_html, render, samples_html
-from benchmarks.reports.report.sources import Figure, gather, section_of
+from benchmarks.reports.report.sources import Figure, Section, gather, section_of
 from benchmarks.results import NoRuns, load_runs, load_summaries
 
 __all__ = ["Report", "build", "check", "main"]
@@ -69,10 +69,9 @@ class Report:
         self.claims_root = runs if live else results / "runs"
         self.claims = claims.frame(self.claims_root)
         self.measurements = [
-            section_of(name, md.read_text(), None, False, f"committed {md}")
-            for name in MEASUREMENTS
+            self._measurement(name, md) for name in MEASUREMENTS
             if (md := results / name / f"{name}.md").exists()
-        ]
+        ]  # fmt: skip
         self.manifests: list[tuple[str, str, dict[str, Any], str]] = []
         self.samples: list[tuple[str, str, pd.DataFrame, list[str], str]] = []
         self.roots: list[tuple[str, int, int]] = []  # (origin, paper runs, scripted runs)
@@ -80,6 +79,15 @@ class Report:
         for root, origin in ((runs, f"live runs under {runs}"), (results / "runs", None)):
             origin = origin or f"committed export {results / 'runs'}"
             self._add_root(root, origin, seen)
+
+    @staticmethod
+    def _measurement(name: str, md: Path) -> Section:
+        """A measurement's section: its Markdown and the figures its script drew beside it."""
+        section = section_of(name, md.read_text(), None, False, f"committed {md}")
+        origin = f"committed {md.parent}"
+        pngs = sorted(md.parent.glob("*.png"))
+        section.figures = [Figure(p.name, p.read_bytes(), origin) for p in pngs]
+        return section
 
     def _add_root(self, root: Path, origin: str, seen: set[tuple[str, str]]) -> None:
         try:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from benchmarks.reports import registry
 from benchmarks.reports.diff import first_change
-from benchmarks.reports.frame import CELL_KEYS, NoRuns, collect, say
+from benchmarks.reports.frame import CELL_KEYS, NoRuns, collect, say, stage_section
 from benchmarks.reports.pool import pooled
 from benchmarks.runner.currency import what_changed
 from benchmarks.scoring import hand_verdicts
@@ -164,7 +164,7 @@ def _build(
             "rerun them, or pass --replace to write the table anyway",
             lost,
         )
-    md = spec.build(df, runs, out)
+    md = spec.build(df, runs, out) + stage_section(df)
     tables.mkdir(parents=True, exist_ok=True)
     (tables / f"{name}.md").write_text(md + "\n")
     df.to_csv(tables / f"{name}.csv", index=False)

@@ -292,6 +292,12 @@ def summary_row(experiment: str, folder: Path) -> dict[str, Any]:
     # the judge's verdicts on planted answers (benchmarks/longmemeval/audit.py), when recorded
     if summary.extra.get("judge_audit") is not None:
         row["judge_audit"] = summary.extra["judge_audit"]
+    # the wrong answers by the stage that lost them (benchmarks/runner/failures.py), when counted
+    stages = summary.extra.get("failure_stages")
+    if isinstance(stages, Mapping):
+        row["stage.wrong"] = stages.get("wrong")
+        for stage, count in (stages.get("by_stage") or {}).items():
+            row[f"stage.{stage}"] = count
     read = summary.read or {}
     row["mean_chars"] = read.get("mean_chars")
     row["mean_tokens"] = read.get("mean_tokens")

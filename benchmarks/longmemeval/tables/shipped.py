@@ -10,11 +10,13 @@ lets a reader check every verdict of the 1.5B local judge against the gold witho
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from benchmarks.longmemeval.audit import judge_agreement
 from benchmarks.longmemeval.loader import DATA_FILE
 from benchmarks.longmemeval.schema import is_abstention
 from benchmarks.longmemeval.stats import OFFICIAL_TYPES
@@ -70,7 +72,14 @@ def longmemeval_local(df: pd.DataFrame, runs: Path, out: Path) -> str:
     if q.empty:
         return first_instance(df, runs, verdicts)
     q = with_labels(q, df, verdicts)
+    q = q.assign(judge=q["run"].map(df.set_index("run")["profile"].map(judge_of)))
     return first_instance(df, runs, verdicts) + every_instance(q) + answers(q)
+
+
+def judge_of(profile: Any) -> str | None:
+    """The judge a run's profile names (`…, judge <model>@<revision>`), or None."""
+    found = re.search(r", judge (.+)$", profile) if isinstance(profile, str) else None
+    return found.group(1) if found else None
 
 
 def first_instance(
@@ -217,9 +226,9 @@ def _hand(verdict: bool | None) -> str:
 
 
 def agreement(q: pd.DataFrame) -> str:
-    """One sentence: over every verdict in `q`, how many answers the hand reading credits, how
-    many of the judge's credits it reads as wrong and of its misses as right, and how many
-    answers nobody has read."""
+    """Over every verdict in `q`, how many answers the hand reading credits, how many of the
+    judge's credits it reads as wrong and of its misses as right, how many answers nobody has
+    read, and the judges' agreement (`audit.judge_agreement`)."""
     read = q[q["by_hand"].notna()]
     right = read["by_hand"].astype(bool)
     false_credits = int((read["correct"] & ~right).sum())
@@ -237,6 +246,7 @@ def agreement(q: pd.DataFrame) -> str:
             if cut
             else ""
         )
+        + f" {judge_agreement(q)}".rstrip()
     )
 
 
