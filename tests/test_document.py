@@ -78,7 +78,8 @@ def test_every_committed_table_reaches_the_page_from_its_frames(name: str, tmp_p
 
 
 def test_the_readme_names_each_arm_by_its_display_name() -> None:
-    """README's result tables (`| arm | ...`) name arms as the tables, figures and report do."""
+    """The result tables of README and docs/results (`| arm | ...`) name arms as the tables,
+    figures and report do."""
     from pathlib import Path
 
     import pandas as pd
@@ -86,7 +87,8 @@ def test_the_readme_names_each_arm_by_its_display_name() -> None:
     from benchmarks.reports.names import NAMES, display_name
 
     repo = Path(__file__).resolve().parents[1]
-    readme = (repo / "README.md").read_text()
+    pages = [repo / "README.md", *sorted((repo / "docs" / "results").glob("*.md"))]
+    readme = "\n\n".join(page.read_text() for page in pages)
     names = set(NAMES.values())
     for csv in (repo / "results" / "tables").glob("*.csv"):
         frame = pd.read_csv(csv)

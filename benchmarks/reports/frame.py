@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from benchmarks import stats
-from benchmarks.reports.document import named
+from benchmarks.reports.document import markdown_table
 from benchmarks.results.loader import NoRuns, load_runs, load_summaries
 from benchmarks.results.records import FAILURE_STAGES
 from benchmarks.runner.currency import what_changed
@@ -283,7 +283,7 @@ def stage_section(df: pd.DataFrame) -> str:
         "\n\n## Where the wrong answers were lost\n\nEach run's wrong answers by the first stage "
         "that lost them (docs/failure_stages.md defines each for this benchmark); `pmem-results "
         "show <run folder> --stage <stage>` lists the cases.\n\n"
-        + named(rows).to_markdown(index=False)
+        + markdown_table(rows, index=False)
     )
 
 
