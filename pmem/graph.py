@@ -18,6 +18,7 @@ ALTERNATIVE = "alternative"
 SUPERSEDED = "superseded"
 CONTRADICTED = "contradicted"
 REVOKED = "revoked"
+#: every status a version can have: the contract's vocabulary (docs/contract.md)
 STATUSES = (ACTIVE, CONTESTED, ALTERNATIVE, SUPERSEDED, CONTRADICTED, REVOKED)
 
 OPEN = frozenset({ACTIVE, CONTESTED, ALTERNATIVE})
@@ -28,9 +29,11 @@ NEVER_HELD = frozenset({CONTRADICTED, REVOKED})
 
 # Cell statuses (the frontier's view of a key).
 EMPTY = "empty"
+#: every status a cell (`Cell.status`) can have: its head's, or empty
 CELL_STATUSES = (ACTIVE, CONTESTED, EMPTY)
 
 # The six typed operations of Eq. 4; `support` is the paper's noop.
+#: the six typed operations of Eq. 4, each a `Memory` method; `support` is the paper's noop
 OPERATIONS = ("accept", "reject", "contest", "resolve", "revoke", "support")
 
 # Citation statuses (field report: "stale" vs "unfounded" dependants). `contested` goes beyond the
@@ -59,15 +62,22 @@ class StoreError(Exception):
     """A store file that cannot be used: not SQLite, not P-Mem, a newer schema, a corrupt log."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Evidence:
+    """One observation (`Memory.observe`), what an evidence id names (`Memory.evidence`): the
+    raw text a value was taken from, who or what said it (`source`) and when memory received
+    it (`at`). Versions point at it through their supported-by edges (`Version.evidence`)."""
+
     id: str
     text: str
     source: str
     at: dt.datetime  # when memory received the observation (recorded time)
 
+    def __repr__(self) -> str:
+        return f"Evidence({self.id} from {self.source} at {_when(self.at)}: {_clip(self.text)})"
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Version:
     """One (key, value) a cell has held or been offered, with its links.
 
@@ -92,7 +102,27 @@ class Version:
     closed_by: str | None
     tombstone: str | None
 
+    def __repr__(self) -> str:
+        parts = [f"{self.id} {_name(self.key)}={_clip(self.value)} {self.status}"]
+        if self.supersedes:
+            parts.append(f"supersedes {self.supersedes}")
+        if self.alternative_of:
+            parts.append(f"alternative of {self.alternative_of}")
+        if self.closed_by:
+            parts.append(f"closed by {self.closed_by}")
+        if self.support > 1:
+            parts.append(f"support {self.support}")
+        if self.evidence:
+            parts.append(f"{len(self.evidence)} evidence")
+        parts.append(f"recorded {_when(self.recorded_at)}")
+        if self.valid_from is not None and self.valid_from != self.recorded_at:
+            parts.append(f"valid from {_when(self.valid_from)}")
+        if self.valid_to is not None:
+            parts.append(f"valid to {_when(self.valid_to)}")
+        return f"Version({', '.join(parts)})"
+
     def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready values (times as ISO 8601), for export and `pmem show`."""
         return {
             "id": self.id,
             "key": self.key,
@@ -112,9 +142,13 @@ class Version:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Cell:
-    """The materialized view of one key (§3.4, A.3): the head first, provenance behind it."""
+    """The materialized view of one key (§3.4, A.3): the head first, provenance behind it.
+
+    `head` is the current version (None when the cell is empty), `alternatives` the open
+    competing values of a contested cell, `history` the closed versions, newest first; `value`,
+    `status` and `support` read the head."""
 
     key: str
     head: Version | None
@@ -123,17 +157,36 @@ class Cell:
 
     @property
     def value(self) -> str | None:
+        """The current value: the head's, or None when the cell is empty."""
         return self.head.value if self.head else None
 
     @property
     def status(self) -> str:
+        """active, contested or empty (`CELL_STATUSES`)."""
         return self.head.status if self.head else EMPTY
 
     @property
     def support(self) -> int:
+        """How many observations support the head (its admission counts as one); 0 if empty."""
         return self.head.support if self.head else 0
 
+    def __repr__(self) -> str:
+        if self.head is None:
+            parts = [f"{_name(self.key)} empty"]
+        else:
+            head = self.head
+            parts = [f"{_name(self.key)}={_clip(head.value)} {head.status}", f"head {head.id}"]
+            if head.support > 1:
+                parts.append(f"support {head.support}")
+        if self.alternatives:
+            n = len(self.alternatives)
+            parts.append(f"{n} alternative{'s' if n > 1 else ''}")
+        if self.history:
+            parts.append(f"{len(self.history)} in history")
+        return f"Cell({', '.join(parts)})"
+
     def to_dict(self) -> dict[str, Any]:
+        """The cell and its versions as JSON-ready values, for export and `pmem show`."""
         return {
             "key": self.key,
             "value": self.value,
@@ -175,6 +228,20 @@ def to_time(value: object, name: str) -> dt.datetime:
     if t.tzinfo is None:
         return t.replace(tzinfo=dt.UTC)
     return t.astimezone(dt.UTC)
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """A value or text in a repr: quoted and escaped (so it stays on one line), and cut short."""
+    return repr(text) if len(text) <= limit else repr(text[: limit - 1]) + "…"
+
+
+def _name(key: str) -> str:
+    """A key in a repr: bare when it reads unambiguously, quoted otherwise."""
+    return key if key.isprintable() and not any(c in key for c in " =,()'\"") else repr(key)
+
+
+def _when(t: dt.datetime) -> str:
+    return t.isoformat(timespec="seconds")
 
 
 def opt_time(value: object, name: str) -> dt.datetime | None:

@@ -35,7 +35,7 @@ from pmem.graph import (
     to_time,
 )
 from pmem.invariants import check_state, fingerprint
-from pmem.patch import Decision, Patch, decide
+from pmem.patch import Decision, Patch, decide, repeats_head
 from pmem.render import render as render_cells
 from pmem.state import State, V
 from pmem.store import Entry, MemoryLog, SQLiteLog
@@ -54,6 +54,11 @@ class Applied:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
+    """One recorded dependency (`Memory.cite`): outside `item` rests on `version`, whose
+    `status` now is current (it still heads its cell), stale (replaced since: the world moved
+    on), unfounded (contradicted or revoked: it never held) or contested (an open
+    alternative)."""
+
     item: str
     version: str
     status: str  # current | stale | unfounded | contested
@@ -98,6 +103,9 @@ class Memory:
         *,
         clock: Callable[[], dt.datetime] = _utcnow,
     ):
+        """Open a memory: in memory (`path` None), or the P-Mem SQLite store at `path`, whose
+        log is replayed so the state is exactly what was written. `clock` gives the recorded
+        time of an operation called without `at=`."""
         self._log: MemoryLog | SQLiteLog = MemoryLog() if path is None else SQLiteLog(path)
         self._clock = clock
         self._depth = 0
@@ -108,18 +116,26 @@ class Memory:
 
     @property
     def path(self) -> str | None:
+        """The SQLite file this memory persists to, or None for an in-memory one (which is
+        gone when the object is)."""
         return self._log.path
 
     def close(self) -> None:
+        """Close the store file (a no-op in memory). Every operation is committed as it
+        returns (a batch at its end), so closing loses nothing; a closed store is reopened with
+        `Memory(path)`."""
         self._log.close()
 
     def __enter__(self) -> Memory:
+        """`with Memory(path) as m:` closes the store file on the way out, error or not."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the store (`close`); an exception propagates."""
         self.close()
 
     def __repr__(self) -> str:
+        """`<Memory PATH: N current keys, M versions>`: where it lives and how much it holds."""
         s = self._state
         where = self.path or "in memory"
         return f"<Memory {where}: {len(s.head)} current keys, {len(s.versions)} versions>"
@@ -171,7 +187,9 @@ class Memory:
 
     @_writes
     def observe(self, text: str, source: str = "user", at: TimeLike | None = None) -> str:
-        """Record a raw observation (an evidence node); returns its id for `evidence=`."""
+        """Record a raw observation (an evidence node) and return its id (`e<n>`) for the
+        `evidence=` of the operations it justifies: every value can then be traced to what was
+        said, by whom (`source`) and when (`at`, default now; see `evidence`)."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidOperation(None, "observe: text must be a non-empty string")
         if not isinstance(source, str) or not source.strip():
@@ -180,6 +198,9 @@ class Memory:
         return f"e{entry.seq}"
 
     def evidence(self, evidence_id: str) -> Evidence:
+        """The observation an evidence id (`observe`, `Version.evidence`) names: its text,
+        source and recorded time, so a value can be traced to what was said. `KeyError` for an
+        unknown (or forgotten) id."""
         try:
             return self._state.evidence[evidence_id]
         except KeyError:
@@ -198,7 +219,33 @@ class Memory:
         valid_from: TimeLike | None = None,
         at: TimeLike | None = None,
     ) -> str:
-        """New head (active); the incumbent is retyped superseded and kept."""
+        """New head (active); the incumbent is retyped superseded and kept. Returns the new
+        version's id.
+
+        A value the cell already holds is support, not a new version (`pmem.patch.repeats_head`,
+        the rule the patch path applies too): the head gains the evidence, a support and a
+        confirmation time, `valid_from` is left as it was, and the head's id is returned, so a
+        script run twice leaves the history as it was after the first run (a contested head
+        stays contested: settle it with `resolve`)."""
+        key = _key(key)
+        body = self._version_body(key, value, evidence, valid_from)
+        head = self._state.head.get(key)
+        if head is not None and repeats_head(body["value"], head.value):
+            return self.support(key, evidence=body["evidence"], at=at)
+        return f"v{self._commit('accept', key, body, at).seq}"
+
+    @_writes
+    def _copy_accept(
+        self,
+        key: str,
+        value: str | None,
+        evidence: EvidenceIds,
+        valid_from: TimeLike | None,
+        at: TimeLike | None,
+    ) -> str:
+        """An accept entry exactly as a log holds it (`pmem.replay.copy_log`): a log written
+        before the same-value rule may hold an accept of the head's own value, and its copy must
+        derive the same versions."""
         key = _key(key)
         body = self._version_body(key, value, evidence, valid_from)
         return f"v{self._commit('accept', key, body, at).seq}"
@@ -212,8 +259,11 @@ class Memory:
         valid_from: TimeLike | None = None,
         at: TimeLike | None = None,
     ) -> str | None:
-        """With a value: new head, the incumbent retyped contradicted (recorded wrong). Without:
-        the head is contradicted and the cell rolls back like `revoke`."""
+        """The head was wrong, not outdated. With a value: new head, the incumbent retyped
+        contradicted (recorded wrong, so a later rollback never reinstates it); returns the new
+        version's id. Without: the head is contradicted and the cell rolls back like `revoke`;
+        returns the head's id afterwards (None if empty). Refused on an empty cell, and for a
+        value equal to the head's."""
         key = _key(key)
         head = self._head_or_fail(key, "reject")
         if value is None:
@@ -237,7 +287,11 @@ class Memory:
         valid_from: TimeLike | None = None,
         at: TimeLike | None = None,
     ) -> str:
-        """Attach a competing value as an alternative; the head becomes contested."""
+        """Attach a competing value as an alternative; the head becomes contested. For a
+        genuine conflict nothing settles yet: both stay open (rendered as contested) until
+        `resolve`.
+        Returns the alternative's id; refused on an empty cell or for a value already on
+        offer."""
         key = _key(key)
         head = self._head_or_fail(key, "contest")
         body = self._version_body(key, value, evidence, valid_from)
@@ -251,7 +305,9 @@ class Memory:
     def resolve(
         self, key: str, value: str, evidence: EvidenceIds = None, at: TimeLike | None = None
     ) -> str:
-        """Settle a contested cell: the chosen value heads it, every other one is contradicted."""
+        """Settle a contested cell: the chosen value (the head's or an alternative's) heads it,
+        active, and every other one is contradicted. Returns the head's id; refused unless the
+        cell is contested and `value` is on offer."""
         key = _key(key)
         head = self._state.head.get(key)
         if head is None or head.status != CONTESTED:
@@ -274,7 +330,10 @@ class Memory:
     def revoke(
         self, key: str, evidence: EvidenceIds = None, at: TimeLike | None = None
     ) -> str | None:
-        """Retract the head (tombstone); the nearest predecessor that held reopens, else empty."""
+        """Retract the head ("that was a mistake"): it is revoked, with a tombstone, and the
+        nearest predecessor that held reopens (rollback along the supersedes chain, §3.3), else
+        the cell is empty. Returns the head's id afterwards (None if empty); refused on an empty
+        or contested cell."""
         key = _key(key)
         head = self._head_or_fail(key, "revoke")
         self._not_contested(key, head, "revoke")
@@ -283,21 +342,29 @@ class Memory:
 
     @_writes
     def support(self, key: str, evidence: EvidenceIds = None, at: TimeLike | None = None) -> str:
-        """The paper's noop: the head gains a supported-by edge and a confirmation time."""
+        """The paper's noop: the head gains a supported-by edge, a support count and a
+        confirmation time (what `unconfirmed` reads); no version is created. Returns the head's
+        id; `InvalidOperation` on an empty cell."""
         key = _key(key)
         self._head_or_fail(key, "support")
         self._commit("support", key, {"evidence": self._evidence_ids(key, evidence)}, at)
         return self._head_id(key)  # type: ignore[return-value]
 
-    confirm = support  # field report: "a short confirms reading" is a support with a time
+    def confirm(self, key: str, evidence: EvidenceIds = None, at: TimeLike | None = None) -> str:
+        """`support` under the field report's name: "a short confirms reading" is a support
+        with a time, which `unconfirmed` then no longer flags. Returns the head's id."""
+        return self.support(key, evidence=evidence, at=at)
 
     # -- the patch interface (§3.3) -----------------------------------------------------------
 
     @_writes
     def apply(self, patch: Patch | dict[str, Any], hard_commit: bool = False) -> Applied:
-        """Classify a patch against the head and apply the chosen operation. A stale or
-        inapplicable patch raises `InvalidOperation`, unless `hard_commit`, which then installs
-        its new value as an accept."""
+        """The patch interface (§3.3): classify a patch (a `Patch` or its dict) against the
+        head with `pmem.patch.decide` and run the typed operation it chose; a value the head
+        already holds is support (`pmem.patch.repeats_head`). Returns `Applied`: the decision
+        and the version it produced (or the head after it). A stale or inapplicable patch raises
+        `InvalidOperation`, unless `hard_commit`, which then installs its new value as an
+        accept (`Applied.forced`)."""
         p = patch if isinstance(patch, Patch) else Patch.from_dict(patch)
         key = _key(p.key)
         head = self._state.head.get(key)
@@ -307,7 +374,10 @@ class Memory:
         except InvalidOperation:
             if not (hard_commit and p.new_value is not None and d.op != "accept"):
                 raise
-        d = Decision("create" if head is None else "accept", "accept", p.new_value)
+        if head is not None and repeats_head(p.new_value, head.value):
+            d = Decision("support", "support", None)  # forced or not, the same-value rule
+        else:
+            d = Decision("create" if head is None else "accept", "accept", p.new_value)
         return Applied(d.decision, key, self._run(key, d, p), forced=True)
 
     def _run(self, key: str, d: Decision, p: Patch) -> str | None:
@@ -322,32 +392,44 @@ class Memory:
     # -- materialization (§3.4, A.3) ----------------------------------------------------------
 
     def cell(self, key: str) -> Cell:
+        """The materialized view of `key` (§3.4): its current value and status first, then
+        the open alternatives and the closed history behind it. A key never written (or
+        forgotten) is an empty cell, not an error."""
         return self._state.cell(_key(key))
 
     def versions(self, key: str) -> list[Version]:
-        """Every version the key ever had (unless forgotten), in arrival order."""
+        """Every version the key ever had (unless forgotten), in arrival order, with its
+        status now: the full provenance of one cell, for audit and for `render`'s history.
+        Empty for a key never written."""
         key = _key(key)
         vt = self._state.valid_to(key)
         return [self._state.snapshot(v, vt) for v in self._state.by_key.get(key, ())]
 
     def version(self, version_id: str) -> Version:
+        """One version by id (as `accept` and the other operations return it, or a
+        `Version.supersedes` link), whatever its status now; `KeyError` for an unknown id."""
         try:
             return self._state.snapshot(self._state.versions[version_id])
         except KeyError:
             raise KeyError(f"no version {version_id!r}") from None
 
     def keys(self) -> list[str]:
-        """Every key with at least one version, in order of first arrival."""
+        """Every key with at least one version, in order of first arrival, including keys
+        whose cell is empty now (revoked to nothing); `frontier` has only the non-empty ones."""
         return list(self._state.by_key)
 
     def frontier(self) -> list[Cell]:
-        """The active frontier: one cell per non-empty key, in order of first arrival."""
+        """The active frontier (§3.4): one cell per non-empty key, in order of first arrival;
+        what a reader is shown by default (`render()` with no keys)."""
         return [self._state.cell(k) for k in self._state.by_key if k in self._state.head]
 
     def render(
         self, keys_or_cells: Iterable[str | Cell] | None = None, disclose: Iterable[str] = ()
     ) -> str:
-        """`key = value` lines, value first; `disclose` adds support / alternatives / history."""
+        """Value-first text for a reader (§3.4): one `key = value` line per cell (the
+        frontier by default; a key, a cell, or several), with ` (contested)` marked. `disclose`
+        adds "support", "alternatives" and/or "history" only when asked, so the current value
+        is never buried under its provenance."""
         if keys_or_cells is None:
             cells: Iterable[Cell] = self.frontier()
         elif isinstance(keys_or_cells, str | Cell):
@@ -393,7 +475,9 @@ class Memory:
 
     @_writes
     def cite(self, item: str, version_id: str, at: TimeLike | None = None) -> None:
-        """Record that an outside item (a plan, a bet, a derived answer) rests on a version."""
+        """Record that an outside item (a plan, a bet, a derived answer) rests on a version,
+        so that when the version is replaced or retracted `citations` / `citation_status` tell
+        the item it is stale or unfounded. Refused for an unknown version."""
         if not isinstance(item, str) or not item.strip():
             raise InvalidOperation(None, "cite: item must be a non-empty string")
         v = self._state.versions.get(version_id)
@@ -402,6 +486,8 @@ class Memory:
         self._commit("cite", v.key, {"item": item, "version": version_id}, at)
 
     def citations(self, item: str | None = None) -> list[Citation]:
+        """What `item` cites (every item's citations when None), each with the cited version's
+        status now: current, stale, unfounded or contested (`Citation`)."""
         items = (
             self._state.citations if item is None else {item: self._state.citations.get(item, [])}
         )
@@ -412,7 +498,8 @@ class Memory:
         ]
 
     def citation_status(self, item: str) -> str:
-        """The worst status among what `item` cites: unfounded > stale > contested > current."""
+        """The worst status among what `item` cites: unfounded > stale > contested > current;
+        one word for "can this plan still be trusted?". `KeyError` if `item` cites nothing."""
         cites = self.citations(item)
         if not cites:
             raise KeyError(f"{item!r} cites nothing")
@@ -422,8 +509,10 @@ class Memory:
     # -- privacy (Appendix G) -----------------------------------------------------------------
 
     def forget(self, key: str) -> int:
-        """Hard delete: every log entry of the key, the evidence only it used and citations of
-        its versions go, in memory and on disk. Returns the number of log entries removed."""
+        """Hard delete, for privacy (Appendix G), the one exception to "nothing admitted is
+        deleted": every log entry of the key, the evidence only it used and citations of its
+        versions go, in memory and on disk (the SQLite file is scrubbed). Only a hash of the key
+        is logged. Returns the number of log entries removed; refused for an unknown key."""
         key = _key(key)
         with self.batch():  # planned and applied under the write lock, on the current log
             if key not in self._state.by_key:
@@ -450,7 +539,10 @@ class Memory:
     # -- validation ---------------------------------------------------------------------------
 
     def check(self) -> list[str]:
-        """Every invariant of the graph and the store; [] when all hold."""
+        """The validator: every invariant of the graph and the store (one head per key,
+        supersedes edges backward and acyclic, ids never reused, every edge resolves, the state
+        equal to a fresh replay of the log, the SQLite file intact). [] when all hold, else one
+        line per problem (a log that does not replay is one such line, not an exception)."""
         problems: list[str] = []
         if isinstance(self._log, SQLiteLog):
             problems += self._log.integrity()
@@ -464,6 +556,8 @@ class Memory:
         return problems
 
     def stats(self) -> dict[str, int]:
+        """Counts for a glance or a log line: keys ever written, current (non-empty) keys,
+        versions, evidence nodes, typed operations and log entries."""
         s = self._state
         return {
             "keys": len(s.by_key),
@@ -475,7 +569,9 @@ class Memory:
         }
 
     def entries(self) -> list[Entry]:
-        """The raw operation log, oldest first (for audit and export)."""
+        """The raw operation log, oldest first (for audit and export): `pmem.store.Entry`
+        records (seq, at, op, key, body), the single source of truth every view is derived from;
+        `copy_log` replays them into another store."""
         return list(self._log.entries())
 
     # -- internals ----------------------------------------------------------------------------

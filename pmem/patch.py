@@ -59,6 +59,16 @@ _FIELD_WORDS["evidence"] = "an evidence id, a list of them, or null"
 
 @dataclass(frozen=True, slots=True)
 class Patch:
+    """One revise-shaped write (§3.3) for `Memory.apply`: `op` ("revise", an operation name of
+    `OPERATIONS`, or "noop"), the `key`, the `new_value`, what the writer believed was current
+    (`old_value`, `supersedes`: a patch that no longer fits the head is stale and refused), the
+    displaced value's `status` (which operation a revise lowers to, `REVISE_STATUS`), and the
+    `evidence`, `valid_from` and recorded time `at` of the operation it becomes.
+
+    A patch is data, not an operation, so a writer model's reply, a JSON line of `pmem replay`
+    and a test can all produce one; `from_dict` reads one from JSON with every field checked.
+    """
+
     op: str
     key: str
     old_value: str | None = None
@@ -71,6 +81,8 @@ class Patch:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "patch") -> Patch:
+        """A patch from a JSON object, every field's type checked; an unknown or missing field
+        raises `InvalidOperation` naming `where` (the file and line it came from)."""
         if not isinstance(data, dict):
             raise InvalidOperation(
                 None, f"{where}: a patch is a JSON object, not {type(data).__name__}"
@@ -104,9 +116,26 @@ class Decision:
     value: str | None
 
 
+def repeats_head(new_value: str | None, head_value: str | None) -> bool:
+    """The same-value rule, one for every write path: a value the cell already holds is
+    support for its head (the paper's noop: one more supported-by edge and a confirmation
+    time), never a new version superseding an identical one, so that rerunning a script or
+    replaying the same facts confirms the history instead of doubling it.
+
+    `decide` applies it to revise and accept patches, and `Memory.accept` to direct calls, so
+    `accept(k, v)` and `apply({"op": "revise", "key": k, "new_value": v})` agree. Values are
+    compared exactly, as stored (no normalization); an empty cell repeats nothing."""
+    return new_value is not None and head_value is not None and new_value == head_value
+
+
 def decide(
     patch: Patch, head_id: str | None, head_value: str | None, hard_commit: bool
 ) -> Decision:
+    """Classify `patch` against the cell's head (`head_id`, `head_value`; None when empty):
+    the decision to report and the typed operation that carries it out. Pure, so the write
+    path, `pmem replay`, the arms' CRUD ablation and tests share it. A stale patch (one that
+    expects a value the head no longer holds) raises `InvalidOperation` unless `hard_commit`;
+    a value the head already holds is support (`repeats_head`)."""
     op = "support" if patch.op == "noop" else patch.op
     if op not in PATCH_OPS:
         hint = difflib.get_close_matches(str(patch.op), PATCH_OPS, n=1)
@@ -134,8 +163,10 @@ def decide(
             raise InvalidOperation(
                 patch.key, "revise without a new_value needs status 'revoked' or 'contradicted'"
             )
-        if new is not None and new == head_value:
+        if repeats_head(new, head_value):
             return Decision("support", "support", None)
+    elif op == "accept" and repeats_head(new, head_value):
+        return Decision("support", "support", None)
     if op in ("accept", "contest", "resolve") and new is None:
         raise InvalidOperation(patch.key, f"{op} needs a new_value")
     if op in ("revoke", "support"):
