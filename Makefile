@@ -6,6 +6,7 @@
 #   make test-peers   the peer systems' round trips (installs their packages: make setup-peers)
 #   make test-slurm   the cluster path through a real one-node Slurm on this machine
 #   make tables       every table from the run folders; make report: results/report.html
+#   make notebooks    execute notebooks/*.ipynb in place (their outputs are committed)
 #   make check-tables whether each committed table, the claims, every figure and the report
 #                     are what the committed runs build (part of make test)
 PYTHON ?= python3
@@ -42,7 +43,8 @@ LONGMEMEVAL_TABLES := table3 table4 table5 table9 table10 table11
         serve-local slurm-dry-run clean reproduce-table6 reproduce-table8 reproduce-conflict \
         reproduce-table8-peers reproduce-conflict-peers \
         reproduce-table6-single reproduce-table7 reproduce-table7-peers \
-        reproduce-appendix-f reproduce-growth tables check-tables report calibrate-embedder \
+        reproduce-appendix-f reproduce-growth tables check-tables report notebooks \
+        calibrate-embedder \
         $(addprefix reproduce-,$(LONGMEMEVAL_TABLES))
 
 comma := ,
@@ -348,6 +350,12 @@ check-tables: setup
 # The reproduction report: one self-contained page, from the runs (or the committed results).
 report: setup
 	$(BIN)/python -m benchmarks.reports.html --out results/report.html
+
+# The notebooks executed in place, so the committed files show their tables and figures (on
+# GitHub too): from the committed results, as a fresh clone shows them (it refuses while runs/
+# holds finished runs); rerun after a notebook or the committed results change.
+notebooks: setup
+	$(BIN)/python scripts/execute_notebooks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis build *.egg-info

@@ -8,6 +8,10 @@ notebooks/ (the notebooks find the repository either way). The assertions are on
 reader sees: the builders' Markdown headings, DataFrames (text/html) naming arms by their
 display names, and at least one figure (image/png) per notebook. A fresh clone has no runs, so
 these run on whatever runs/ holds, else on the committed results: both must work.
+
+The notebooks are committed executed (`make notebooks`), so GitHub shows their outputs; the
+execution here starts from a fresh kernel and replaces every output, so what is stored never
+stands in for what runs.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     },
 }
 SECONDS = 90  # each runs in a few seconds; this only catches one that starts computing
+LIMIT = 1_000_000  # bytes per stored notebook (its outputs included)
 
 
 def execute(nb: Any) -> Any:
@@ -99,13 +104,23 @@ def test_kernel_is_this_venv_and_imports_the_project() -> None:
     assert Path(module).resolve().is_relative_to(REPO)
 
 
-def test_notebooks_are_stored_without_outputs() -> None:
+def test_notebooks_are_stored_executed() -> None:
+    """Committed with their outputs, as `make notebooks` (scripts/execute_notebooks.py) writes
+    them, since GitHub shows a notebook as stored: every code cell run once and in order,
+    without an error, the figures inline, under LIMIT bytes, and nothing that differs between
+    two executions of the same results (the cells' timings, the kernel's exact version, the
+    path of the checkout that ran them)."""
     for name, path in NOTEBOOKS.items():
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                assert cell.outputs == [] and cell.execution_count is None, name
+        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), name
+        assert not [o for c in code for o in c.outputs if o.output_type == "error"], name
+        assert outputs(nb, "image/png") and outputs(nb, "text/html"), name
+        assert not [c for c in nb.cells if "execution" in c.metadata], name
+        assert nb.metadata.get("language_info") == {"name": "python"}, name
+        assert path.stat().st_size < LIMIT, f"{name}: {path.stat().st_size:,} bytes"
+        assert str(REPO) not in path.read_text(), name
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
