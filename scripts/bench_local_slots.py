@@ -1,4 +1,5 @@
-"""How many llama-server slots the local profile should use: replay recorded requests at 1, 2, 4.
+"""How many llama-server slots the local profile should use, and which server options: replay
+recorded requests at 1, 2, 4 slots, and under other llama-server options (`--extra`).
 
 Replays a run's cached chat requests (Table 6's by default; needs `make setup-local` and a cache
 such as `make reproduce-table6` writes, only read) in first-made order against a fresh
@@ -9,6 +10,10 @@ sorted json_schema keys, so their structured requests replay as different ones; 
 
     python scripts/bench_local_slots.py [--cache runs/cache.sqlite] [--requests 120]
                                         [--slots 1,2,4] [--ctx 4096] [--in-flight N]
+                                        [--extra "" --extra "--spec-type ngram-simple"]
+
+Each `--extra` is one setting of extra llama-server arguments ("" for none), crossed with the
+slot counts; the first setting is the one the others are compared with.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sqlite3
 import statistics
 import sys
@@ -73,7 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--in-flight", type=int, default=None, help="requests in flight (default: the slots)"
     )
+    ap.add_argument(
+        "--extra", action="append", default=None, metavar="ARGS",
+        help="extra llama-server arguments of one setting; repeat to compare settings",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    settings = args.extra or [""]
     if not args.cache.is_file():
         print(f"error: no response cache at {args.cache} (make reproduce-table6 writes one)")
         return 2
@@ -89,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         f"(max_tokens median {statistics.median(tokens):g})"
     )
     rows, base_wall, first = [], None, None
-    for slots in [int(s) for s in args.slots.split(",")]:
-        server = LlamaServer(ctx=args.ctx, parallel=slots, extra_args=["--load-mode", "none"])
+    runs = [(int(s), extra) for s in args.slots.split(",") for extra in settings]
+    for slots, extra in runs:
+        extra_args = ["--load-mode", "none", *shlex.split(extra)]
+        server = LlamaServer(ctx=args.ctx, parallel=slots, extra_args=extra_args)
         with server:
             in_flight = args.in_flight or slots
             wall, replies = asyncio.run(replay(server.base_url, server.model, bodies, in_flight))
@@ -98,15 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         first = first or replies
         same_recorded = sum(a == b for a, b in zip(replies, recorded, strict=True))
         same_first = sum(a == b for a, b in zip(replies, first, strict=True))
-        rows.append((slots, wall, base_wall / wall, same_recorded, same_first))
+        rows.append((f"{slots} {extra}".strip(), wall, base_wall / wall, same_recorded,
+                     same_first))  # fmt: skip
         print(
-            f"slots {slots} ({in_flight} in flight): {wall:.1f} s, "
+            f"slots {slots} {extra} ({in_flight} in flight): {wall:.1f} s, "
             f"{len(bodies) / wall:.2f} requests/s, "
             f"x{base_wall / wall:.2f}, identical to recorded {same_recorded}/{len(bodies)}, "
             f"to the first setting {same_first}/{len(bodies)}",
             flush=True,
         )
-    print("\n| slots | wall (s) | speed-up | identical to recorded | identical to first |")
+    print("\n| slots, options | wall (s) | speed-up | identical to recorded | identical to first |")
     print("|---:|---:|---:|---:|---:|")
     for slots, wall, speed, same_r, same_f in rows:
         n = len(bodies)

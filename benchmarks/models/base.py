@@ -311,6 +311,33 @@ def valid_usage(data: Mapping[str, Any]) -> None:
             raise MalformedResponse
 
 
+def server_work(data: Any) -> dict[str, Any]:
+    """What a server says it did for one reply, where it says it: prompt tokens reused from its
+    prompt cache (`usage.prompt_tokens_details.cached_tokens`, OpenAI's field, which llama.cpp
+    and vLLM fill; else llama.cpp's `timings.cache_n`) and its prompt-processing and decoding
+    time in ms (llama.cpp's `timings`). Keys it does not report are left out; a field of the
+    wrong type counts as not reported (this is a measurement, never a reason to retry)."""
+
+    def number(value: Any) -> float | None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+        return float(value) if ok and value == value and value != float("inf") else None
+
+    out: dict[str, Any] = {}
+    if not isinstance(data, Mapping):
+        return out
+    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    details = usage.get("prompt_tokens_details")
+    timings = data.get("timings") if isinstance(data.get("timings"), Mapping) else {}
+    reused = number(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    reused = reused if reused is not None else number(timings.get("cache_n"))
+    if reused is not None:
+        out["reused_tokens"] = int(reused)
+    for name, field_name in (("prompt_ms", "prompt_ms"), ("decode_ms", "predicted_ms")):
+        if (value := number(timings.get(field_name))) is not None:
+            out[name] = round(value, 3)
+    return out
+
+
 # ---- the shared request machinery ------------------------------------------------------------
 
 
@@ -519,12 +546,17 @@ class ModelClient:
         return {"base_url": ep.base_url, "model": ep.model, "served": served, "raw": data}
 
     def meter_call(self, data: Mapping[str, Any], latency_s: float) -> None:
-        """Book one answered call (its `usage` tokens and latency) in this role's meter."""
+        """Book one answered call (its `usage` tokens, latency and what the server says it
+        did, `server_work`) in this role's meter."""
         usage = data.get("usage") or {}
         self.usage.calls += 1
         self.usage.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         self.usage.completion_tokens += int(usage.get("completion_tokens") or 0)
         self.usage.latency_s += latency_s
+        work = server_work(data)
+        self.usage.prompt_reused += work.get("reused_tokens") or 0
+        self.usage.server_prompt_s += (work.get("prompt_ms") or 0.0) / 1000
+        self.usage.server_decode_s += (work.get("decode_ms") or 0.0) / 1000
 
     # ---- identical requests in flight are paid once ---------------------------------------
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.models.base import MalformedResponse, ModelClient, valid_usage
+from benchmarks.models.base import MalformedResponse, ModelClient, server_work, valid_usage
 from benchmarks.models.cache import ResponseCache, cache_key
 from benchmarks.models.calls import record
 from benchmarks.models.endpoint import Endpoint, ModelConfigError
@@ -206,6 +206,8 @@ class ChatModel(ModelClient):
                 "prompt_tokens": result.prompt_tokens,
                 "completion_tokens": result.completion_tokens,
                 "cached": cached,
+                # the server's own account of a paid call (a cached one cost it nothing)
+                **({} if cached else server_work(raw)),
             }
         )
         return result

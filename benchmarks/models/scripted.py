@@ -15,6 +15,7 @@ import argparse
 import collections
 import contextlib
 import hashlib
+import itertools
 import json
 import random
 import signal
@@ -101,6 +102,9 @@ class ScriptedServer(ManagedServer):
     429, a reply slower than the client's timeout (it sleeps `timeout_sleep_s`, then replies),
     a 200 with a broken JSON body, and llama.cpp's HTTP 400 for a prompt longer than its window
     (`context`, only on request).
+    `prompt_cache`: report, as llama.cpp's one-slot server does, the prompt tokens shared with
+    the previous chat request as reused (`usage.prompt_tokens_details.cached_tokens`,
+    `timings.cache_n`) and server times of 1 ms per processed and 2 ms per decoded token.
     Every request is counted (total, per endpoint, faults injected, peak concurrency), so tests
     can assert "zero HTTP calls" or "the retries equal the faults".
     Like a real server, a reply longer than the request's `max_tokens` (in whitespace tokens)
@@ -130,8 +134,11 @@ class ScriptedServer(ManagedServer):
         port: int = 0,
         log_path: str | Path | None = None,
         allow_remote: bool = False,
+        prompt_cache: bool = False,
     ) -> None:
         self.rules = rules
+        self.prompt_cache = prompt_cache
+        self._last_prompt: list[str] = []
         self.script = script
         self._compiled = [] if rules is None or callable(rules) else compile_rules(rules)
         self.default = default
@@ -352,11 +359,14 @@ class ScriptedServer(ManagedServer):
         limit = body.get("max_tokens") or body.get("max_completion_tokens")
         if isinstance(limit, int) and limit > 0 and len(pieces) > limit:
             pieces, text, finish = pieces[:limit], " ".join(pieces[:limit]), "length"
-        prompt = sum(len(whitespace_tokens(message_text(m.get("content")))) for m in messages)
+        tokens = [t for m in messages for t in whitespace_tokens(message_text(m.get("content")))]
+        prompt = len(tokens)
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+        served = self._served(tokens, len(pieces)) if self.prompt_cache else {}
         return _json_reply(
             200,
             {
+                **served,
                 "id": f"chatcmpl-{digest}",
                 "object": "chat.completion",
                 "created": 0,
@@ -372,9 +382,23 @@ class ScriptedServer(ManagedServer):
                     "prompt_tokens": prompt,
                     "completion_tokens": len(pieces),
                     "total_tokens": prompt + len(pieces),
+                    **served.pop("usage", {}),
                 },
             },
         )
+
+    def _served(self, tokens: list[str], decoded: int) -> dict[str, Any]:
+        """llama.cpp's account of one reply under its prompt cache (`prompt_cache`)."""
+        with self._lock:
+            last, self._last_prompt = self._last_prompt, tokens
+        shared = itertools.takewhile(lambda p: p[0] == p[1], zip(last, tokens, strict=False))
+        reused = sum(1 for _ in shared)
+        processed = len(tokens) - reused
+        return {
+            "usage": {"prompt_tokens_details": {"cached_tokens": reused}},
+            "timings": {"cache_n": reused, "prompt_n": processed, "prompt_ms": float(processed),
+                        "predicted_n": decoded, "predicted_ms": 2.0 * decoded},
+        }  # fmt: skip
 
     def _embeddings(self, body: dict[str, Any]) -> Reply:
         inputs = body.get("input")

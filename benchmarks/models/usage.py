@@ -28,6 +28,12 @@ class RoleUsage:
     errors: int = 0
     parse_failures: int = 0
     latency_s: float = 0.0
+    # what the server reported doing for the paid calls, where it reports it (llama.cpp's
+    # `timings`, OpenAI's `prompt_tokens_details`): prompt tokens it reused from its prompt
+    # cache instead of processing, and its own prompt-processing and decoding time
+    prompt_reused: int = 0
+    server_prompt_s: float = 0.0
+    server_decode_s: float = 0.0
     retry_reasons: dict[str, int] = field(default_factory=dict)
 
     def count_retry(self, reason: str) -> None:
@@ -46,7 +52,8 @@ class RoleUsage:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["latency_s"] = round(self.latency_s, 6)
+        for name in ("latency_s", "server_prompt_s", "server_decode_s"):
+            out[name] = round(getattr(self, name), 6)
         out["retry_reasons"] = dict(sorted(self.retry_reasons.items()))
         return out
 

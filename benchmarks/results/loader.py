@@ -478,7 +478,8 @@ def _kept(
         if df.empty:
             raise NoRuns(
                 f"no paper runs under {where}: only {scripted} row(s) of scripted dry runs, which "
-                "never enter a paper table (include_scripted=True to load them)"
+                "never enter a paper table (--include-scripted on the command line, "
+                "include_scripted=True in Python, loads them)"
             )
     return df.reset_index(drop=True)
 
