@@ -325,9 +325,10 @@ def server_work(data: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if not isinstance(data, Mapping):
         return out
-    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    usage, timings = data.get("usage"), data.get("timings")
+    usage = usage if isinstance(usage, Mapping) else {}
+    timings = timings if isinstance(timings, Mapping) else {}
     details = usage.get("prompt_tokens_details")
-    timings = data.get("timings") if isinstance(data.get("timings"), Mapping) else {}
     reused = number(details.get("cached_tokens")) if isinstance(details, Mapping) else None
     reused = reused if reused is not None else number(timings.get("cache_n"))
     if reused is not None:
