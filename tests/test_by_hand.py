@@ -111,7 +111,8 @@ def test_the_tables_count_both_verdicts_and_the_unread() -> None:
     assert agreement(q) == (
         "Of 5 verdicts, the judge credits 4; read by hand, 3 of 4 are correct: 1 of the judge's "
         "credits are wrong answers and 0 of its misses are right; 1 answer(s) not read yet. 1 of "
-        "the 5 replies stopped at the reader's token limit (marked [cut at the reply limit])."
+        "the 5 replies stopped at the reader's token limit (marked [cut at the reply limit]). "
+        "Cohen's κ of the judge and the hand verdicts: 0.00 over 4 answers."
     )
     every = every_instance(q)
     assert [table_row(every, "b")[c] for c in ("correct", "by hand")] == ["1/1", "0/1"]

@@ -155,7 +155,7 @@ def judge_agreement(q: pd.DataFrame) -> str:
     verdicts = {
         judge: g.drop_duplicates(answer).set_index(answer)["correct"].astype(bool)
         for judge, g in q.dropna(subset=["judge"]).groupby("judge")
-    }
+    } if "judge" in q.columns else {}  # fmt: skip
     for a, b in itertools.combinations(sorted(verdicts), 2):
         shared = verdicts[a].index.intersection(verdicts[b].index)
         if not len(shared):
