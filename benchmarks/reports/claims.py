@@ -15,11 +15,9 @@ side). Verdict: **holds** (the paper's direction, p < 0.05), **does not hold**, 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import math
-import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +30,7 @@ import pandas as pd
 
 from benchmarks import stats
 from benchmarks.reports import registry
-from benchmarks.reports.diff import first_changed
+from benchmarks.reports.diff import artifact_main, first_changed
 from benchmarks.reports.frame import NoRuns, collect, questions_of
 from benchmarks.reports.names import display_name
 
@@ -318,23 +316,15 @@ def check(runs: Path, out: Path, checked: Sequence[Claim] | None = None) -> tupl
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.reports.claims", description=__doc__.splitlines()[0]
-    )
-    p.add_argument("--runs", type=Path, default=Path("results/runs"))
-    p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--check", action="store_true", help="write nothing; exit 1 unless current")
-    args = p.parse_args(argv)
-    if args.check:
-        ok, why = check(args.runs, args.out)
-        print(f"claims: {'ok' if ok else 'NOT BACKED'}: {why}")
-        return 0 if ok else 1
-    if not any(args.runs.glob("*/*/summary.json")):
-        print(f"claims: no finished runs under {args.runs}/: the claims table is unchanged")
-        return 0
-    print(write(args.runs, args.out))
-    print(f"\nwrote {args.out / 'tables'}/claims.md and .csv", file=sys.stderr)
-    return 0
+    def built(runs: Path, out: Path) -> tuple[str, str | None]:
+        if not any(runs.glob("*/*/summary.json")):
+            return f"claims: no finished runs under {runs}/: the claims table is unchanged", None
+        return write(runs, out), f"\nwrote {out / 'tables'}/claims.md and .csv"
+
+    return artifact_main(
+        argv, prog="python -m benchmarks.reports.claims", label="claims",
+        description=__doc__.splitlines()[0], check=check, build=built,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

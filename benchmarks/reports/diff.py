@@ -1,12 +1,43 @@
 """Where two texts first differ, said so a person can find it: the line and column and each
 text's part there. The checks that a committed artifact is what its inputs build (tables, the
 report page, the figures' SVGs) all answer "where" with this one rule; `first_changed` says
-which of a rebuilt set of files differs."""
+which of a rebuilt set of files differs, and `artifact_main` is the command of an artifact
+built from the runs (build it, or `--check` it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import argparse
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+#: (runs, out) -> (ok, why): whether the committed artifact under `out` is what `runs` build
+Check = Callable[[Path, Path], "tuple[bool, str]"]
+#: (runs, out) -> (what to print, a note for stderr or None): build the artifact under `out`
+Build = Callable[[Path, Path], "tuple[str, str | None]"]
+
+
+def artifact_main(
+    argv: Sequence[str] | None, *, prog: str, label: str, description: str, check: Check,
+    build: Build,
+) -> int:  # fmt: skip
+    """`prog [--runs results/runs] [--out results] [--check]`: build the artifact and print it,
+    or with `--check` write nothing and print `<label>: ok|NOT BACKED: <why>` (exit 1 when not
+    backed)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--runs", type=Path, default=Path("results/runs"))
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 unless current")
+    args = p.parse_args(argv)
+    if args.check:
+        ok, why = check(args.runs, args.out)
+        print(f"{label}: {'ok' if ok else 'NOT BACKED'}: {why}")
+        return 0 if ok else 1
+    shown, note = build(args.runs, args.out)
+    print(shown)
+    if note:
+        print(note, file=sys.stderr)
+    return 0
 
 
 def first_changed(committed: Path, rebuilt: Path, names: Iterable[str]) -> Path | None:

@@ -13,11 +13,9 @@ docs/failure_stages.md defines the stages.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import importlib
 import json
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from benchmarks.reports.diff import first_changed
+from benchmarks.reports.diff import artifact_main, first_changed
 from benchmarks.reports.document import named
 from benchmarks.reports.figures import COLORS, FULL_IN, figure
 from benchmarks.reports.names import display_name, sort_arms
@@ -196,20 +194,13 @@ def check(runs: Path, out: Path) -> tuple[bool, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m benchmarks.reports.failures", description=__doc__.splitlines()[0]
-    )
-    p.add_argument("--runs", type=Path, default=Path("results/runs"))
-    p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--check", action="store_true", help="write nothing; exit 1 unless current")
-    args = p.parse_args(argv)
-    if args.check:
-        ok, why = check(args.runs, args.out)
-        print(f"failure stages: {'ok' if ok else 'NOT BACKED'}: {why}")
-        return 0 if ok else 1
-    print(build(args.runs, args.out))
-    print(f"\nwrote {args.out / TABLE}/{TABLE}.md and .csv", file=sys.stderr)
-    return 0
+    def built(runs: Path, out: Path) -> tuple[str, str]:
+        return build(runs, out), f"\nwrote {out / TABLE}/{TABLE}.md and .csv"
+
+    return artifact_main(
+        argv, prog="python -m benchmarks.reports.failures", label="failure stages",
+        description=__doc__.splitlines()[0], check=check, build=built,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
