@@ -144,13 +144,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _describe(m: Memory, v: Version) -> str:
-    links = [f"supersedes {v.supersedes}"] if v.supersedes else []
-    if v.alternative_of:
-        links.append(f"alternative of {v.alternative_of}")
-    if v.closed_by:
-        links.append(f"closed by {v.closed_by}")
-    if v.tombstone:
-        links.append(f"tombstone {v.tombstone}")
     valid = f"valid {v.valid_from:%Y-%m-%d}" + (f"..{v.valid_to:%Y-%m-%d}" if v.valid_to else "..")
     evidence = "; ".join(repr(m.evidence(e).text) for e in v.evidence)
     parts = [
@@ -158,7 +151,7 @@ def _describe(m: Memory, v: Version) -> str:
         f"recorded {v.recorded_at:%Y-%m-%d %H:%M}",
         valid,
     ]
-    parts += links + ([f"evidence {evidence}"] if evidence else [])
+    parts += v.links + ([f"evidence {evidence}"] if evidence else [])
     return " | ".join(parts)
 
 

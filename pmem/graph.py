@@ -102,14 +102,21 @@ class Version:
     closed_by: str | None
     tombstone: str | None
 
+    @property
+    def links(self) -> list[str]:
+        """Its links to other versions and entries as phrases, in one order: "supersedes v2",
+        "alternative of v3", "closed by v4", "tombstone t1" (what `repr` and `pmem show`
+        print)."""
+        named = (
+            ("supersedes", self.supersedes),
+            ("alternative of", self.alternative_of),
+            ("closed by", self.closed_by),
+            ("tombstone", self.tombstone),
+        )
+        return [f"{phrase} {ref}" for phrase, ref in named if ref]
+
     def __repr__(self) -> str:
-        parts = [f"{self.id} {_name(self.key)}={_clip(self.value)} {self.status}"]
-        if self.supersedes:
-            parts.append(f"supersedes {self.supersedes}")
-        if self.alternative_of:
-            parts.append(f"alternative of {self.alternative_of}")
-        if self.closed_by:
-            parts.append(f"closed by {self.closed_by}")
+        parts = [f"{self.id} {_name(self.key)}={_clip(self.value)} {self.status}", *self.links]
         if self.support > 1:
             parts.append(f"support {self.support}")
         if self.evidence:
